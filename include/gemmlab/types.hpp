@@ -1,0 +1,38 @@
+// Element types, layouts, operations and backends: the vocabulary of a GEMM problem.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace gemmlab {
+
+// Storage order of a matrix: row-major (the seeds' convention) or column-major (BLAS's).
+enum class Layout : std::uint8_t { RowMajor, ColMajor };
+
+// op(X) in C <- alpha * op(A) * op(B) + beta * C.
+enum class Op : std::uint8_t { N, T };
+
+// Element and compute types. TF32 is stored as float32 and rounded by the tensor cores.
+enum class DType : std::uint8_t { F32, TF32, BF16, F16, F64 };
+
+enum class Backend : std::uint8_t { Cpu, Cuda };
+
+std::string_view to_string(Layout layout);
+std::string_view to_string(Op op);
+std::string_view to_string(DType type);
+std::string_view to_string(Backend backend);
+
+std::optional<Layout> parse_layout(std::string_view text);   // "row" | "col"
+std::optional<Op> parse_op(char letter);                     // 'N' | 'T'
+std::optional<DType> parse_dtype(std::string_view text);     // "f32" | "tf32" | "bf16" | "f16" | "f64"
+std::optional<Backend> parse_backend(std::string_view text); // "cpu" | "cuda"
+
+// Bytes of one stored element.
+std::size_t storage_bytes(DType type);
+
+// Unit roundoff u of arithmetic in this type (half an ulp of 1): 2^-24 for f32,
+// 2^-11 for tf32 (10 stored mantissa bits), 2^-8 for bf16, 2^-11 for f16, 2^-53 for f64.
+double unit_roundoff(DType type);
+
+}  // namespace gemmlab

@@ -1,0 +1,59 @@
+// The variant contract: every rung of the ladder, CPU or CUDA, is one of these.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gemmlab/problem.hpp"
+#include "gemmlab/status.hpp"
+#include "gemmlab/types.hpp"
+
+namespace gemmlab {
+
+// A stream for CUDA variants (a cudaStream_t), ignored by CPU variants. Kept opaque
+// so the public headers compile without CUDA.
+using Stream = void*;
+
+// Every tile size and knob of a rung, printable: "BM=128 BN=128 BK=8 TM=8 TN=8".
+struct Config {
+  std::vector<std::pair<std::string, std::int64_t>> params;
+  std::int64_t get(std::string_view key, std::int64_t fallback = 0) const;
+  std::string to_string() const;
+};
+
+// The analytic model of one run, from the variant's own tiling (seed 003 §4.1).
+struct Traffic {
+  double flops = 0;               // 2mnk, plus the epilogue's 2 or 3 per element of C
+  double global_load_bytes = 0;   // bytes the kernel's global loads request (cached or not)
+  double global_store_bytes = 0;  // bytes written to C
+  double min_dram_bytes = 0;      // each input read once, C written once (and read if beta != 0)
+  double cgma = 0;                // flops per 4-byte word loaded from global memory
+  std::int64_t smem_bytes_per_block = 0;
+  std::int64_t threads_per_block = 0;
+};
+
+struct Variant {
+  std::string name;        // unique within its backend: "smem_tiled_32"
+  Backend backend = Backend::Cpu;
+  DType input = DType::F32;
+  DType compute = DType::F32;
+  DType output = DType::F32;
+  std::string technique;   // one line: what this rung adds to the one before
+  Config config;
+  bool anchor = false;     // a vendor library every other rung is compared with
+  int threads = 1;         // CPU: threads it uses (0 = all cores); CUDA: unused
+
+  // Requirements (alignment, architecture, sizes) reported, never silently violated.
+  std::function<Status(const GemmProblem&)> can_implement;
+  // Launches the computation: no allocation, no synchronisation, no printing.
+  // Only called on validated problems with m, n > 0 and k > 0 and alpha != 0.
+  std::function<Status(const GemmProblem&, Stream)> run;
+  std::function<Traffic(const GemmProblem&)> model;
+};
+
+}  // namespace gemmlab

@@ -1,0 +1,244 @@
+#include "bench/harness.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <new>
+
+#include "core/random.hpp"
+#include "core/reference.hpp"
+#include "gemmlab/gemm.hpp"
+#include "gemmlab/registry.hpp"
+
+namespace gemmlab::bench {
+namespace {
+
+// One operand: its descriptor, its host copy and its copy where the backend computes.
+struct Operand {
+  Matrix desc;
+  std::vector<float> host;
+  std::unique_ptr<Buffer> device;
+};
+
+// Independent random streams per operand of a shape.
+enum RandomStream : std::uint64_t { kStreamA = 1, kStreamB = 2, kStreamC = 3, kStreamPad = 4 };
+
+Matrix describe(std::int64_t rows, std::int64_t cols, Layout layout, std::int64_t padding) {
+  Matrix x;
+  x.rows = rows;
+  x.cols = cols;
+  x.layout = layout;
+  x.ld = std::max<std::int64_t>(1, x.contiguous_extent()) + padding;
+  return x;
+}
+
+// Fills the elements between the contiguous extent and ld with `fill` values.
+void fill_padding(Operand& x, const std::vector<float>& fill) {
+  const std::int64_t extent = x.desc.contiguous_extent();
+  for (std::int64_t line = 0; line < x.desc.lines(); ++line)
+    for (std::int64_t e = extent; e < x.desc.ld; ++e) {
+      const auto idx = static_cast<std::size_t>(line * x.desc.ld + e);
+      x.host[idx] = fill[idx];
+    }
+}
+
+Status make_operand(Executor& ex, Operand& x, std::uint64_t seed, std::uint64_t stream, bool nan_fill) {
+  const std::int64_t elements = x.desc.lines() * x.desc.ld;
+  x.host.assign(static_cast<std::size_t>(elements), 0.0f);
+  if (nan_fill) std::fill(x.host.begin(), x.host.end(), std::numeric_limits<float>::quiet_NaN());
+  else fill_random(x.host, seed, stream);
+  GEMMLAB_TRY(ex.allocate(x.host.size() * sizeof(float), x.device));
+  x.desc.data = x.device->data();
+  return ex.upload(x.device->data(), x.host.data(), x.host.size() * sizeof(float));
+}
+
+double percentile(std::vector<double> sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+Status time_variant(const Options& o, Executor& ex, const Variant& v, const GemmProblem& problem,
+                    Timing& timing) {
+  const auto launch = [&] { return gemm(problem, v, ex.stream()); };
+  for (int i = 0; i < o.warmup; ++i) GEMMLAB_TRY(launch());
+  GEMMLAB_TRY(ex.synchronize());
+  std::vector<double> samples;
+  samples.reserve(static_cast<std::size_t>(o.max_reps));
+  double total_ms = 0;
+  const auto keep_going = [&] {
+    const int reps = static_cast<int>(samples.size());
+    if (reps >= o.max_reps) return false;
+    if (reps >= o.floor_reps && total_ms > o.max_seconds * 1e3) return false;
+    return reps < o.min_reps || total_ms < o.min_seconds * 1e3;
+  };
+  while (keep_going()) {
+    GEMMLAB_TRY(ex.flush_caches());
+    double ms = 0;
+    GEMMLAB_TRY(ex.time_once(launch, ms));
+    samples.push_back(ms);
+    total_ms += ms;
+  }
+  std::sort(samples.begin(), samples.end());
+  timing.reps = static_cast<int>(samples.size());
+  timing.median_ms = percentile(samples, 0.5);
+  timing.min_ms = samples.front();
+  timing.max_ms = samples.back();
+  timing.spread = (percentile(samples, 0.75) - percentile(samples, 0.25)) / timing.median_ms;
+  return Status::ok();
+}
+
+Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64_t seed,
+                 const std::vector<const Variant*>& selected, std::vector<Record>& records) {
+  const bool ta = o.op_a == Op::T, tb = o.op_b == Op::T;
+  Operand a, b, c;
+  a.desc = describe(ta ? shape.k : shape.m, ta ? shape.m : shape.k, o.layout, o.ld_padding);
+  b.desc = describe(tb ? shape.n : shape.k, tb ? shape.k : shape.n, o.layout, o.ld_padding);
+  c.desc = describe(shape.m, shape.n, o.layout, o.ld_padding);
+  // Padding of A and B holds NaN, so a rung that reads past a row poisons its result;
+  // C holds NaN where beta = 0 (it must not be read, and unwritten elements stay NaN).
+  GEMMLAB_TRY(make_operand(ex, a, seed, kStreamA, false));
+  GEMMLAB_TRY(make_operand(ex, b, seed, kStreamB, false));
+  GEMMLAB_TRY(make_operand(ex, c, seed, kStreamC, o.beta == 0.0));
+  {
+    std::vector<float> canary(std::max({a.host.size(), b.host.size(), c.host.size()}));
+    fill_random(canary, seed, kStreamPad);
+    std::vector<float> nans(canary.size(), std::numeric_limits<float>::quiet_NaN());
+    fill_padding(a, nans);
+    fill_padding(b, nans);
+    fill_padding(c, canary);  // C's padding: random canaries, compared bitwise afterwards
+    GEMMLAB_TRY(ex.upload(a.device->data(), a.host.data(), a.host.size() * sizeof(float)));
+    GEMMLAB_TRY(ex.upload(b.device->data(), b.host.data(), b.host.size() * sizeof(float)));
+  }
+
+  GemmProblem problem;
+  problem.m = shape.m;
+  problem.n = shape.n;
+  problem.k = shape.k;
+  problem.op_a = o.op_a;
+  problem.op_b = o.op_b;
+  problem.alpha = o.alpha;
+  problem.beta = o.beta;
+  problem.a = a.desc;
+  problem.b = b.desc;
+  problem.c = c.desc;
+  GEMMLAB_TRY(validate(problem));
+
+  ReferenceResult reference;
+  if (o.verify) {
+    GemmProblem host = problem;
+    host.a.data = a.host.data();
+    host.b.data = b.host.data();
+    host.c.data = c.host.data();
+    if (o.progress && static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k) > 5e8)
+      o.progress(fmt::format("float64 reference for {}x{}x{} (seed {})", shape.m, shape.n, shape.k, seed));
+    GEMMLAB_TRY(reference_gemm(host, reference));
+  }
+
+  std::vector<float> result(c.host.size());
+  for (const Variant* v : selected) {
+    Record r;
+    r.backend = std::string(to_string(v->backend));
+    r.variant = v->name;
+    r.technique = v->technique;
+    r.config = v->config.to_string();
+    r.anchor = v->anchor;
+    r.threads = v->threads;
+    r.m = shape.m;
+    r.n = shape.n;
+    r.k = shape.k;
+    r.lda = a.desc.ld;
+    r.ldb = b.desc.ld;
+    r.ldc = c.desc.ld;
+    r.trans = fmt::format("{}{}", to_string(o.op_a), to_string(o.op_b));
+    r.layout = std::string(to_string(o.layout));
+    r.alpha = o.alpha;
+    r.beta = o.beta;
+    r.seed = seed;
+    r.model = v->model(problem);
+    if (Status why = v->can_implement(problem); !why) {
+      r.status = "skipped";
+      r.message = why.message();
+      records.push_back(std::move(r));
+      continue;
+    }
+    if (o.progress) o.progress(fmt::format("{} {} {}x{}x{}", r.backend, r.variant, shape.m, shape.n, shape.k));
+    Status status = Status::ok();
+    if (o.verify) {
+      status = ex.upload(c.device->data(), c.host.data(), c.host.size() * sizeof(float));
+      if (status) status = gemm(problem, *v, ex.stream());
+      if (status) status = ex.synchronize();
+      if (status) status = ex.download(result.data(), c.device->data(), result.size() * sizeof(float));
+      if (status) {
+        r.verified = true;
+        r.verification = verify(problem, result, c.host, reference, o.beta == 0.0);
+      }
+    }
+    if (status && o.time) {
+      status = time_variant(o, ex, *v, problem, r.timing);
+      if (status) {
+        r.timed = true;
+        r.gflops = r.model.flops / (r.timing.median_ms * 1e-3) * 1e-9;
+      }
+    }
+    if (!status) {
+      r.status = "error";
+      r.message = status.describe();
+    }
+    records.push_back(std::move(r));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status run(const Options& o, Executor& ex, std::vector<Record>& records) {
+  std::vector<const Variant*> selected;
+  if (o.variants.empty()) {
+    for (const Variant& v : variants(ex.backend())) selected.push_back(&v);
+  } else {
+    for (const std::string& name : o.variants) {
+      const Variant* v = find_variant(ex.backend(), name);
+      if (!v)
+        return {StatusCode::InvalidValue,
+                fmt::format("no {} variant named '{}' (gemmlab list shows them)",
+                            to_string(ex.backend()), name)};
+      selected.push_back(v);
+    }
+  }
+  if (selected.empty())
+    return {StatusCode::NotSupported, fmt::format("the {} backend has no variants in this build",
+                                                  to_string(ex.backend()))};
+  try {
+    for (std::size_t i = 0; i < o.shapes.size(); ++i)
+      // Fresh inputs for every shape, replayable from the printed seed.
+      GEMMLAB_TRY(run_shape(o, ex, o.shapes[i], o.seed + i, selected, records));
+  } catch (const std::bad_alloc&) {
+    return {StatusCode::AllocFailed, "host memory ran out building the problem or its reference"};
+  }
+  attach_anchor_ratios(records);
+  return Status::ok();
+}
+
+void attach_anchor_ratios(std::vector<Record>& records) {
+  for (Record& r : records) {
+    const Record* best = nullptr;
+    for (const Record& a : records) {
+      if (!a.anchor || !a.timed || a.backend != r.backend || a.m != r.m || a.n != r.n ||
+          a.k != r.k || a.trans != r.trans || a.layout != r.layout)
+        continue;
+      // CPU rungs compare with the anchor on as many threads; otherwise the first anchor.
+      if (!best || (a.threads == r.threads && best->threads != r.threads)) best = &a;
+    }
+    if (best && r.timed) {
+      r.anchor_variant = best->variant;
+      r.ratio_to_anchor = best->timing.median_ms / r.timing.median_ms;
+    }
+  }
+}
+
+}  // namespace gemmlab::bench

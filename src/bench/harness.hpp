@@ -1,0 +1,79 @@
+// The harness: builds each problem, verifies every selected rung against the float64
+// reference, and times it (warm-up, repetitions until a count and a time, median).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/executor.hpp"
+#include "core/verify.hpp"
+#include "gemmlab/problem.hpp"
+#include "gemmlab/variant.hpp"
+
+namespace gemmlab::bench {
+
+struct Shape {
+  std::int64_t m, n, k;
+};
+
+struct Options {
+  std::vector<std::string> variants;  // names within the backend; empty = every rung
+  std::vector<Shape> shapes;
+  Op op_a = Op::N, op_b = Op::N;
+  Layout layout = Layout::RowMajor;
+  double alpha = 1.0, beta = 0.0;
+  std::int64_t ld_padding = 0;  // extra elements in every leading dimension
+  std::uint64_t seed = 0;
+  bool verify = true;
+  bool time = true;
+  int warmup = 2;
+  int min_reps = 10;
+  int max_reps = 1000;
+  int floor_reps = 3;              // a slow rung stops after max_seconds once it has these
+  double min_seconds = 0.25;
+  double max_seconds = 3.0;
+  // Progress for runs longer than a few seconds: the CLI prints it on stderr.
+  std::function<void(const std::string&)> progress;
+};
+
+struct Timing {
+  int reps = 0;
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  double spread = 0;  // interquartile range over the median
+};
+
+struct Record {
+  std::string backend, variant, technique, config;
+  bool anchor = false;
+  int threads = 1;
+  std::int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
+  std::string trans, layout;
+  double alpha = 1, beta = 0;
+  std::uint64_t seed = 0;
+
+  std::string status = "ok";  // "ok", "skipped" (can_implement said no) or "error"
+  std::string message;        // why, when not ok
+  bool verified = false;
+  Verification verification;
+  bool timed = false;
+  Timing timing;
+  double gflops = 0;
+  std::string anchor_variant;           // which anchor the ratio is against
+  std::optional<double> ratio_to_anchor;  // anchor time / this time: > 1 is faster
+  Traffic model;
+
+  bool failed() const { return status == "error" || (verified && !verification.passed); }
+};
+
+// Runs the selection on `executor`. A rung that cannot take a problem is recorded as
+// skipped with its reason; a bad selection (unknown variant) is an InvalidValue status.
+Status run(const Options& options, Executor& executor, std::vector<Record>& records);
+
+// Finds the anchor for each record (same backend and shape; for CPU rungs the anchor
+// with the same thread count) and fills ratio_to_anchor.
+void attach_anchor_ratios(std::vector<Record>& records);
+
+}  // namespace gemmlab::bench

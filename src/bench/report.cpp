@@ -1,0 +1,174 @@
+#include "bench/report.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "core/system_info.hpp"
+
+namespace gemmlab::bench {
+namespace {
+
+std::string verdict(const Record& r) {
+  if (r.status == "skipped") return "skipped: " + r.message;
+  if (r.status == "error") return "ERROR: " + r.message;
+  if (!r.verified) return "not verified";
+  return r.verification.passed ? "ok" : r.verification.summary();
+}
+
+std::string shorten(const std::string& text, std::size_t width) {
+  return text.size() <= width ? text : text.substr(0, width - 3) + "...";
+}
+
+std::string shape_key(const Record& r) {
+  return fmt::format("{}x{}x{} {} {} alpha={} beta={} lda={} ldb={} ldc={} seed={}", r.m, r.n, r.k,
+                     r.trans, r.layout, r.alpha, r.beta, r.lda, r.ldb, r.ldc, r.seed);
+}
+
+std::string lookup(const RunContext& c, const std::string& key) {
+  for (const auto& [k, v] : c.device)
+    if (k == key) return v;
+  return "";
+}
+
+}  // namespace
+
+std::string format_table(const std::vector<Record>& records, const RunContext& context) {
+  const bool tera = context.backend == "cuda";
+  const BuildInfo build = build_info();
+  std::string device = lookup(context, tera ? "gpu" : "cpu");
+  if (!tera && !lookup(context, "openblas_corename").empty())
+    device += " | OpenBLAS " + lookup(context, "openblas_corename");
+  std::string out = fmt::format("gemmlab {} | {} | {} | commit {} ({})\n", context.command,
+                                context.backend, device, build.commit, build.build_type);
+  std::string current;
+  for (const Record& r : records) {
+    if (shape_key(r) != current) {
+      current = shape_key(r);
+      out += fmt::format("\n{}\n", current);
+      out += fmt::format("  {:<22} {:<44} {:>10} {:>9} {:>11} {:>9}  {}\n", "variant", "technique",
+                         tera ? "TFLOP/s" : "GFLOP/s", "x anchor", "median ms", "rel.err", "verdict");
+    }
+    const std::string rate = r.timed ? fmt::format("{:.2f}", tera ? r.gflops * 1e-3 : r.gflops) : "-";
+    const std::string ratio = r.ratio_to_anchor ? fmt::format("{:.3f}", *r.ratio_to_anchor) : "-";
+    const std::string ms = r.timed ? fmt::format("{:.3f}", r.timing.median_ms) : "-";
+    const std::string err = r.verified ? fmt::format("{:.1e}", r.verification.rel_frobenius) : "-";
+    out += fmt::format("  {:<22} {:<44} {:>10} {:>9} {:>11} {:>9}  {}\n", r.variant,
+                       shorten(r.technique, 44), rate, ratio, ms, err, verdict(r));
+  }
+  return out;
+}
+
+std::string format_csv(const std::vector<Record>& records) {
+  std::string out =
+      "backend,variant,anchor,threads,m,n,k,trans,layout,alpha,beta,lda,ldb,ldc,seed,status,"
+      "reps,median_ms,min_ms,max_ms,spread,gflops,anchor_variant,ratio_to_anchor,verified,"
+      "passed,rel_frobenius,max_abs_error,cgma,message\n";
+  for (const Record& r : records) {
+    std::string message = r.message;
+    for (char& ch : message)
+      if (ch == '"') ch = '\'';
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.4f},{:.3f},{},{},{},"
+        "{},{:.3e},{:.3e},{:.3f},\"{}\"\n",
+        r.backend, r.variant, r.anchor ? 1 : 0, r.threads, r.m, r.n, r.k, r.trans, r.layout, r.alpha,
+        r.beta, r.lda, r.ldb, r.ldc, r.seed, r.status, r.timing.reps, r.timing.median_ms,
+        r.timing.min_ms, r.timing.max_ms, r.timing.spread, r.gflops, r.anchor_variant,
+        r.ratio_to_anchor ? fmt::format("{:.4f}", *r.ratio_to_anchor) : "", r.verified ? 1 : 0,
+        r.verified && r.verification.passed ? 1 : 0, r.verification.rel_frobenius,
+        r.verification.max_abs_error, r.model.cgma, message);
+  }
+  return out;
+}
+
+nlohmann::json to_json(const std::vector<Record>& records, const RunContext& context) {
+  using nlohmann::json;
+  const BuildInfo build = build_info();
+  json device = json::object();
+  for (const auto& [k, v] : context.device) device[k] = v;
+  const Options& o = context.options;
+  json doc = {
+      {"schema_version", kSchemaVersion},
+      {"tool", "gemmlab"},
+      {"command", context.command},
+      {"build",
+       {{"commit", build.commit},
+        {"build_type", build.build_type},
+        {"version", build.version},
+        {"cxx_compiler", build.cxx_compiler},
+        {"cuda_compiler", build.cuda_compiler},
+        {"cuda_architectures", build.cuda_architectures}}},
+      {"backend", context.backend},
+      {"device", device},
+      {"settings",
+       {{"trans", fmt::format("{}{}", to_string(o.op_a), to_string(o.op_b))},
+        {"layout", to_string(o.layout)},
+        {"alpha", o.alpha},
+        {"beta", o.beta},
+        {"ld_padding", o.ld_padding},
+        {"seed", o.seed},
+        {"verify", o.verify},
+        {"warmup", o.warmup},
+        {"min_reps", o.min_reps},
+        {"min_seconds", o.min_seconds}}},
+  };
+  json results = json::array();
+  for (const Record& r : records) {
+    json item = {
+        {"backend", r.backend},
+        {"variant", r.variant},
+        {"technique", r.technique},
+        {"config", r.config},
+        {"anchor", r.anchor},
+        {"threads", r.threads},
+        {"m", r.m}, {"n", r.n}, {"k", r.k},
+        {"lda", r.lda}, {"ldb", r.ldb}, {"ldc", r.ldc},
+        {"trans", r.trans},
+        {"layout", r.layout},
+        {"alpha", r.alpha},
+        {"beta", r.beta},
+        {"seed", r.seed},
+        {"status", r.status},
+        {"message", r.message},
+        {"model",
+         {{"flops", r.model.flops},
+          {"global_load_bytes", r.model.global_load_bytes},
+          {"min_dram_bytes", r.model.min_dram_bytes},
+          {"cgma", r.model.cgma},
+          {"smem_bytes_per_block", r.model.smem_bytes_per_block},
+          {"threads_per_block", r.model.threads_per_block}}},
+    };
+    if (r.timed) {
+      item["time_ms"] = {{"median", r.timing.median_ms},
+                         {"min", r.timing.min_ms},
+                         {"max", r.timing.max_ms},
+                         {"spread", r.timing.spread},
+                         {"reps", r.timing.reps}};
+      item["gflops"] = r.gflops;
+    }
+    if (r.ratio_to_anchor) {
+      item["anchor_variant"] = r.anchor_variant;
+      item["ratio_to_anchor"] = *r.ratio_to_anchor;
+    }
+    if (r.verified) {
+      const Verification& v = r.verification;
+      item["verification"] = {{"passed", v.passed},
+                              {"checked", v.checked},
+                              {"failures", v.failures},
+                              {"unwritten", v.unwritten},
+                              {"padding_clobbered", v.padding_clobbered},
+                              {"rel_frobenius", v.rel_frobenius},
+                              {"max_abs_error", v.max_abs_error},
+                              {"worst", {{"row", v.worst_row},
+                                         {"col", v.worst_col},
+                                         {"value", v.worst_value},
+                                         {"reference", v.worst_reference},
+                                         {"bound", v.worst_bound}}}};
+    }
+    results.push_back(std::move(item));
+  }
+  doc["results"] = std::move(results);
+  return doc;
+}
+
+}  // namespace gemmlab::bench

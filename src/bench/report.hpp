@@ -1,0 +1,28 @@
+// Output for people (a table) and for machines (CSV, and JSON with a schema version).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench/harness.hpp"
+
+namespace gemmlab::bench {
+
+// Version of the JSON layout below; raise it when a field changes meaning or goes away.
+inline constexpr int kSchemaVersion = 1;
+
+struct RunContext {
+  std::string command;  // "bench" or "verify"
+  std::string backend;
+  std::vector<std::pair<std::string, std::string>> device;  // Executor::describe()
+  Options options;
+};
+
+std::string format_table(const std::vector<Record>& records, const RunContext& context);
+std::string format_csv(const std::vector<Record>& records);
+nlohmann::json to_json(const std::vector<Record>& records, const RunContext& context);
+
+}  // namespace gemmlab::bench

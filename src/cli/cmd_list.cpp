@@ -1,0 +1,49 @@
+// gemmlab list: every registered variant with its technique and configuration.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "gemmlab/registry.hpp"
+
+namespace gemmlab::cli {
+
+int run_list(const std::string& backend, const std::string& format) {
+  std::vector<Backend> backends;
+  if (backend != "cuda") backends.push_back(Backend::Cpu);
+  if (backend != "cpu") backends.push_back(Backend::Cuda);
+  nlohmann::json doc = nlohmann::json::array();
+  std::string table;
+  for (Backend b : backends) {
+    const auto list = variants(b);
+    if (b == Backend::Cuda && !cuda_built())
+      table += "cuda: not in this build (configure with nvcc present or -DGEMMLAB_CUDA=ON)\n";
+    else if (b == Backend::Cuda && !cuda_device_present())
+      table += "cuda: built, but no CUDA device is present on this machine\n";
+    if (list.empty()) continue;
+    table += fmt::format("{:<6} {:<22} {:<6} {:<6} {:<62} {}\n", "backend", "variant", "input",
+                         "math", "technique", "config");
+    for (const Variant& v : list) {
+      table += fmt::format("{:<6} {:<22} {:<6} {:<6} {:<62} {}\n", to_string(v.backend), v.name,
+                           to_string(v.input), to_string(v.compute),
+                           v.technique, v.config.to_string());
+      doc.push_back({{"backend", to_string(v.backend)},
+                     {"name", v.name},
+                     {"input", to_string(v.input)},
+                     {"compute", to_string(v.compute)},
+                     {"output", to_string(v.output)},
+                     {"technique", v.technique},
+                     {"config", v.config.to_string()},
+                     {"anchor", v.anchor},
+                     {"threads", v.threads}});
+    }
+    table += '\n';
+  }
+  if (format == "json")
+    fmt::print("{}\n", doc.dump(2));
+  else
+    fmt::print("{}", table);
+  return kExitOk;
+}
+
+}  // namespace gemmlab::cli

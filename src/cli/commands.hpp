@@ -1,0 +1,39 @@
+// The subcommands of the gemmlab program. Only this layer prints and picks exit codes.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace gemmlab::cli {
+
+enum ExitCode : int { kExitOk = 0, kExitFailure = 1, kExitUsage = 2 };
+
+// The selection shared by bench and verify.
+struct SelectionArgs {
+  std::string backend = "auto";
+  std::string variants;
+  std::string sizes;
+  std::string mnk;
+  std::string trans = "NN";
+  std::string layout = "row";
+  double alpha = 1.0;
+  double beta = 0.0;
+  std::int64_t pad = 0;
+  std::uint64_t seed = 0;  // 0: a fresh seed, printed
+  int reps = 0;            // 0: the harness's default minimum
+  int warmup = -1;         // -1: the harness's default
+  double min_time = -1;    // seconds; -1: the harness's default
+  std::string format = "table";
+  std::string output;
+  bool no_verify = false;
+};
+
+void add_selection_options(CLI::App& command, SelectionArgs& args, bool timing_options);
+
+int run_list(const std::string& backend, const std::string& format);
+// verify_only: the verify subcommand (correctness only, awkward default shapes).
+int run_bench(const SelectionArgs& args, bool verify_only);
+
+}  // namespace gemmlab::cli

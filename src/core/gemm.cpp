@@ -1,0 +1,53 @@
+// The library entry point and the registry lookup, shared by both backends.
+#include "gemmlab/gemm.hpp"
+
+#include <fmt/format.h>
+
+#include "cpu/scale.hpp"
+#include "cuda/backend.hpp"
+
+namespace gemmlab {
+
+namespace cpu {
+const std::vector<Variant>& registry();
+}
+
+std::span<const Variant> variants(Backend backend) {
+  return backend == Backend::Cpu ? std::span<const Variant>(cpu::registry())
+                                 : std::span<const Variant>(cuda::registry());
+}
+
+const Variant* find_variant(Backend backend, std::string_view name) {
+  for (const Variant& v : variants(backend))
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+bool cuda_built() {
+#ifdef GEMMLAB_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool cuda_device_present() { return cuda::device_present(); }
+
+Status gemm(const GemmProblem& problem, const Variant& variant, Stream stream) {
+  GEMMLAB_TRY(validate(problem));
+  if (problem.m == 0 || problem.n == 0) return Status::ok();
+  GEMMLAB_TRY(variant.can_implement(problem));
+  if (is_scale_only(problem))
+    return variant.backend == Backend::Cpu ? cpu::scale_c(problem) : cuda::scale_c(problem, stream);
+  return variant.run(problem, stream);
+}
+
+Status gemm(const GemmProblem& problem, Backend backend, std::string_view name, Stream stream) {
+  const Variant* variant = find_variant(backend, name);
+  if (!variant)
+    return {StatusCode::NotFound,
+            fmt::format("no {} variant named '{}' (gemmlab list shows them)", to_string(backend), name)};
+  return gemm(problem, *variant, stream);
+}
+
+}  // namespace gemmlab

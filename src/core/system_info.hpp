@@ -1,0 +1,27 @@
+// What a result was measured on and built from: every result file records it.
+#pragma once
+
+#include <string>
+
+namespace gemmlab {
+
+struct BuildInfo {
+  std::string commit;        // git commit, "-dirty" when the tree had changes
+  std::string build_type;    // Release, Debug ...
+  std::string cxx_compiler;
+  std::string cuda_compiler; // empty in a build without CUDA
+  std::string cuda_architectures;
+  std::string version;
+};
+BuildInfo build_info();
+
+struct CpuInfo {
+  std::string model;
+  int logical_cores = 0;
+  double current_mhz = 0;  // as /proc/cpuinfo reads now; 0 where unreadable
+  double max_mhz = 0;      // cpufreq's maximum; 0 where unreadable
+  std::string isa;         // the widest SIMD level the program will use: avx512, avx2, sse2
+};
+CpuInfo cpu_info();
+
+}  // namespace gemmlab

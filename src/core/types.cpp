@@ -1,0 +1,70 @@
+#include "gemmlab/types.hpp"
+
+#include <string>
+
+#include "gemmlab/status.hpp"
+
+namespace gemmlab {
+
+std::string_view to_string(Layout layout) { return layout == Layout::RowMajor ? "row" : "col"; }
+std::string_view to_string(Op op) { return op == Op::N ? "N" : "T"; }
+std::string_view to_string(Backend backend) { return backend == Backend::Cpu ? "cpu" : "cuda"; }
+
+std::string_view to_string(DType type) {
+  switch (type) {
+    case DType::F32: return "f32";
+    case DType::TF32: return "tf32";
+    case DType::BF16: return "bf16";
+    case DType::F16: return "f16";
+    case DType::F64: return "f64";
+  }
+  return "?";
+}
+
+std::optional<Layout> parse_layout(std::string_view text) {
+  if (text == "row") return Layout::RowMajor;
+  if (text == "col") return Layout::ColMajor;
+  return std::nullopt;
+}
+
+std::optional<Op> parse_op(char letter) {
+  if (letter == 'N' || letter == 'n') return Op::N;
+  if (letter == 'T' || letter == 't') return Op::T;
+  return std::nullopt;
+}
+
+std::optional<DType> parse_dtype(std::string_view text) {
+  for (DType t : {DType::F32, DType::TF32, DType::BF16, DType::F16, DType::F64})
+    if (text == to_string(t)) return t;
+  return std::nullopt;
+}
+
+std::optional<Backend> parse_backend(std::string_view text) {
+  if (text == "cpu") return Backend::Cpu;
+  if (text == "cuda") return Backend::Cuda;
+  return std::nullopt;
+}
+
+std::size_t storage_bytes(DType type) {
+  switch (type) {
+    case DType::F32:
+    case DType::TF32: return 4;
+    case DType::BF16:
+    case DType::F16: return 2;
+    case DType::F64: return 8;
+  }
+  return 0;
+}
+
+double unit_roundoff(DType type) {
+  switch (type) {
+    case DType::F32: return 0x1p-24;
+    case DType::TF32: return 0x1p-11;
+    case DType::BF16: return 0x1p-8;
+    case DType::F16: return 0x1p-11;
+    case DType::F64: return 0x1p-53;
+  }
+  return 1.0;
+}
+
+}  // namespace gemmlab

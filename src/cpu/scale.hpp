@@ -1,0 +1,7 @@
+#pragma once
+
+#include "gemmlab/problem.hpp"
+
+namespace gemmlab::cpu {
+Status scale_c(const GemmProblem& problem);
+}

@@ -1,0 +1,16 @@
+// What the backend-neutral library needs from the CUDA backend. Defined in src/cuda/
+// (or src/cuda/no_cuda.cpp in a build without CUDA), so nothing above includes CUDA headers.
+#pragma once
+
+#include <vector>
+
+#include "gemmlab/variant.hpp"
+
+namespace gemmlab::cuda {
+
+const std::vector<Variant>& registry();
+bool device_present();
+// C <- beta * C on the device, on `stream`, without reading A or B (k = 0 or alpha = 0).
+Status scale_c(const GemmProblem& problem, Stream stream);
+
+}  // namespace gemmlab::cuda

@@ -1,0 +1,71 @@
+// What every SIMT rung shares: the kernel arguments, guarded element access, the
+// epilogue, and dispatch over the four transposition cases.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "core/traffic.hpp"
+#include "gemmlab/problem.hpp"
+#include "gemmlab/variant.hpp"
+
+namespace gemmlab::cuda {
+
+// A row-major problem (see canonicalize()) as kernels take it. Dimensions fit in int
+// (can_implement checks); offsets are 64-bit because m * ld can pass 2^31.
+struct GemmArgs {
+  int m, n, k;
+  const float* __restrict__ a;
+  long long lda;
+  const float* __restrict__ b;
+  long long ldb;
+  float* __restrict__ c;
+  long long ldc;
+  float alpha, beta;
+};
+
+inline GemmArgs make_args(const RowMajorGemm& g) {
+  return {static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k),
+          static_cast<const float*>(g.a), g.lda, static_cast<const float*>(g.b), g.ldb,
+          static_cast<float*>(g.c), g.ldc, static_cast<float>(g.alpha), static_cast<float>(g.beta)};
+}
+
+// op(A)(row, kk) and op(B)(kk, col), zero outside the matrix so partial tiles add nothing.
+template <bool TransA>
+__device__ __forceinline__ float load_a(const GemmArgs& g, int row, int kk) {
+  if (row >= g.m || kk >= g.k) return 0.0f;
+  return TransA ? g.a[static_cast<long long>(kk) * g.lda + row] : g.a[static_cast<long long>(row) * g.lda + kk];
+}
+template <bool TransB>
+__device__ __forceinline__ float load_b(const GemmArgs& g, int kk, int col) {
+  if (kk >= g.k || col >= g.n) return 0.0f;
+  return TransB ? g.b[static_cast<long long>(col) * g.ldb + kk] : g.b[static_cast<long long>(kk) * g.ldb + col];
+}
+
+// C(row, col) <- alpha * acc + beta * C(row, col); beta = 0 never reads C.
+__device__ __forceinline__ void store_c(const GemmArgs& g, int row, int col, float acc) {
+  if (row >= g.m || col >= g.n) return;
+  float* out = g.c + static_cast<long long>(row) * g.ldc + col;
+  *out = g.beta == 0.0f ? g.alpha * acc : fmaf(g.alpha, acc, g.beta * *out);
+}
+
+__host__ __device__ constexpr int ceil_div(long long x, int y) { return static_cast<int>((x + y - 1) / y); }
+
+// Calls launch(std::bool_constant<TransA>, std::bool_constant<TransB>) for the runtime flags.
+template <class Launch>
+decltype(auto) dispatch_trans(bool trans_a, bool trans_b, Launch&& launch) {
+  if (trans_a) {
+    if (trans_b) return launch(std::true_type{}, std::true_type{});
+    return launch(std::true_type{}, std::false_type{});
+  }
+  if (trans_b) return launch(std::false_type{}, std::true_type{});
+  return launch(std::false_type{}, std::false_type{});
+}
+
+// What every f32 SIMT rung requires: f32 data and math, dimensions within int.
+Status require_f32_simt(const GemmProblem& problem, const char* rung);
+
+}  // namespace gemmlab::cuda

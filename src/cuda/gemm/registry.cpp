@@ -1,0 +1,34 @@
+// The CUDA ladder, in order. Adding a rung: one file and one line here.
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "cuda/backend.hpp"
+#include "cuda/gemm/common.cuh"
+#include "cuda/gemm/rungs.hpp"
+
+namespace gemmlab::cuda {
+
+const std::vector<Variant>& registry() {
+  static const std::vector<Variant> table = {
+      naive_variant(),
+      coalesced_variant(),
+      smem_tiled_variant(/*tile_width=*/16),
+      smem_tiled_variant(/*tile_width=*/32),
+      cublas_sgemm_variant(),
+  };
+  return table;
+}
+
+Status require_f32_simt(const GemmProblem& p, const char* rung) {
+  if (p.a.dtype != DType::F32 || p.c.dtype != DType::F32 || p.compute != DType::F32)
+    return {StatusCode::NotSupported,
+            fmt::format("{} takes f32 A, B, C and f32 math (got {} inputs, {} output, {} math)", rung,
+                        to_string(p.a.dtype), to_string(p.c.dtype), to_string(p.compute))};
+  constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+  if (p.m > kIntMax || p.n > kIntMax || p.k > kIntMax)
+    return {StatusCode::NotSupported, fmt::format("{}: m, n and k must each be below 2^31", rung)};
+  return Status::ok();
+}
+
+}  // namespace gemmlab::cuda

@@ -1,0 +1,23 @@
+// The CUDA backend of a build without CUDA: no rungs, no device.
+#include "cuda/backend.hpp"
+#include "core/executor.hpp"
+
+namespace gemmlab {
+
+namespace cuda {
+const std::vector<Variant>& registry() {
+  static const std::vector<Variant> none;
+  return none;
+}
+bool device_present() { return false; }
+Status scale_c(const GemmProblem&, Stream) {
+  return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"};
+}
+}  // namespace cuda
+
+Status make_cuda_executor(std::unique_ptr<Executor>&) {
+  return {StatusCode::NotSupported,
+          "this build of gemmlab has no CUDA backend (configure with nvcc present or -DGEMMLAB_CUDA=ON)"};
+}
+
+}  // namespace gemmlab

@@ -1,0 +1,101 @@
+// The CUDA executor: device memory, one stream, CUDA events around each repetition, and
+// an L2 flush between repetitions so every run reads its operands from DRAM.
+#include <cuda_runtime.h>
+
+#include "core/executor.hpp"
+#include "core/system_info.hpp"
+#include "cuda/runtime/buffer.hpp"
+#include "cuda/runtime/device.hpp"
+
+namespace gemmlab {
+namespace {
+
+// Writing twice the L2's size evicts everything a previous repetition left there.
+constexpr std::size_t kFlushFactor = 2;
+
+class DeviceBufferImpl final : public Buffer {
+ public:
+  explicit DeviceBufferImpl(cuda::DeviceMemory memory) : memory_(std::move(memory)) {}
+  void* data() const override { return memory_.data(); }
+  std::size_t bytes() const override { return memory_.bytes(); }
+
+ private:
+  cuda::DeviceMemory memory_;
+};
+
+class CudaExecutor final : public Executor {
+ public:
+  Status init() {
+    CUDA_CHECK(cudaSetDevice(0));
+    GEMMLAB_TRY(cuda::query_device(0, facts_));
+    GEMMLAB_TRY(cuda::make_stream(stream_));
+    GEMMLAB_TRY(cuda::make_event(start_));
+    GEMMLAB_TRY(cuda::make_event(stop_));
+    GEMMLAB_TRY(cuda::DeviceMemory::allocate(kFlushFactor * static_cast<std::size_t>(facts_.l2_bytes), flush_));
+    return Status::ok();
+  }
+
+  Backend backend() const override { return Backend::Cuda; }
+  Stream stream() const override { return stream_.get(); }
+
+  std::vector<std::pair<std::string, std::string>> describe() const override {
+    auto out = cuda::describe(facts_);
+    const CpuInfo cpu = cpu_info();
+    out.emplace_back("host_cpu", cpu.model);
+    return out;
+  }
+
+  Status allocate(std::size_t bytes, std::unique_ptr<Buffer>& out) override {
+    cuda::DeviceMemory memory;
+    GEMMLAB_TRY(cuda::DeviceMemory::allocate(bytes, memory));
+    out = std::make_unique<DeviceBufferImpl>(std::move(memory));
+    return Status::ok();
+  }
+  Status upload(void* dst, const void* src, std::size_t bytes) override {
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_.get()));
+    CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    return Status::ok();
+  }
+  Status download(void* dst, const void* src, std::size_t bytes) override {
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_.get()));
+    CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    return Status::ok();
+  }
+  Status synchronize() override {
+    CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    return Status::ok();
+  }
+  Status flush_caches() override {
+    CUDA_CHECK(cudaMemsetAsync(flush_.data(), 0, flush_.bytes(), stream_.get()));
+    return Status::ok();
+  }
+  Status time_once(const std::function<Status()>& work, double& milliseconds) override {
+    CUDA_CHECK(cudaEventRecord(start_.get(), stream_.get()));
+    GEMMLAB_TRY(work());
+    CUDA_CHECK(cudaEventRecord(stop_.get(), stream_.get()));
+    CUDA_CHECK(cudaEventSynchronize(stop_.get()));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
+    milliseconds = ms;
+    return Status::ok();
+  }
+
+ private:
+  cuda::DeviceFacts facts_;
+  cuda::StreamOwner stream_;
+  cuda::EventOwner start_, stop_;
+  cuda::DeviceMemory flush_;
+};
+
+}  // namespace
+
+Status make_cuda_executor(std::unique_ptr<Executor>& out) {
+  if (!cuda::device_present())
+    return {StatusCode::NotSupported, "no CUDA device is present on this machine"};
+  auto executor = std::make_unique<CudaExecutor>();
+  GEMMLAB_TRY(executor->init());
+  out = std::move(executor);
+  return Status::ok();
+}
+
+}  // namespace gemmlab
