@@ -8,6 +8,11 @@ namespace gemmlab::cpu {
 const std::vector<Variant>& registry() {
   static const std::vector<Variant> table = {
       naive_variant(),
+      loop_order_variant(),
+      cache_tiled_variant(),
+      register_tiled_variant(),
+      packed_simd_variant(),
+      threaded_variant(),
       openblas_variant(/*threads=*/1),
       openblas_variant(/*threads=*/0),
   };

@@ -1,0 +1,55 @@
+// The BLIS five-loop driver shared by 05_packed_simd (one thread) and 06_threaded (a team).
+//
+//   for jc in n step NC                         B block (KC, NC) packed, shared by the team (L3)
+//     for pc in k step KC
+//       pack op(B)(pc.., jc..)                  each thread packs a share of the NR panels
+//       for ic in this thread's rows step MC    A block (MC, KC) packed per thread (L2)
+//         pack op(A)(ic.., pc..)
+//         for jr in this thread's panels step NR    B micro-panel (KC, NR) stays in L1
+//           for ir in mc step MR                    A micro-panel (MR, KC) streams from L2
+//             micro-kernel: C(MR, NR) += A panel * B panel  (registers)
+//
+// Block counts are balanced (k = 2049 with KC = 256 gives nine blocks of 228, not eight of
+// 256 and one of 1). The first pc block applies the caller's beta, the later ones add.
+#pragma once
+
+#include <cstdint>
+
+#include "cpu/microkernel.hpp"
+#include "cpu/packing.hpp"
+#include "cpu/thread_pool.hpp"
+#include "cpu/workspace.hpp"
+#include "gemmlab/problem.hpp"
+
+namespace gemmlab::cpu {
+
+// How a team of threads splits one GEMM: a grid of ways_ic x ways_jr threads, the rows of
+// C (in MR panels) split ways_ic ways, the NR panels of each B block split ways_jr ways.
+struct TeamShape {
+  int threads = 1;
+  int ways_ic = 1, ways_jr = 1;
+};
+
+// The grid for `threads` threads on this problem that gives the busiest thread the fewest
+// micro-tiles; among equals, more ways over rows (each thread then packs less of A).
+TeamShape team_shape(int threads, std::int64_t m, std::int64_t n, const Blocking& blocking);
+
+// Floats of workspace a problem needs: one packed A block per thread, two packed B blocks
+// (double-buffered: the team packs block pc+1 while stragglers still read block pc).
+std::int64_t a_buffer_floats(const Blocking& blocking, std::int64_t m, std::int64_t k);
+std::int64_t b_buffer_floats(const Blocking& blocking, std::int64_t n, std::int64_t k);
+
+// Everything the threads of one GEMM share.
+struct PackedJob {
+  RowMajorGemm g;
+  const MicroKernel* kernel;
+  Blocking blocking;
+  TeamShape team;
+  float* b_buffers[2];      // shared packed B blocks, b_buffer_floats each
+  TeamBarrier* barrier;     // nullptr for one thread
+};
+
+// Thread `tid`'s part of the job; `a_buffer` is its own, a_buffer_floats long.
+void packed_gemm_part(const PackedJob& job, int tid, float* a_buffer);
+
+}  // namespace gemmlab::cpu
