@@ -5,6 +5,7 @@
 // global memory is used TILE_WIDTH times: CGMA = TILE_WIDTH.
 #include "cuda/gemm/common.cuh"
 #include "cuda/gemm/rungs.hpp"
+#include "cuda/gemm/smem_tiled.hpp"
 #include "cuda/runtime/check.hpp"
 
 namespace gemmlab::cuda {
@@ -38,7 +39,6 @@ __global__ void __launch_bounds__(TileWidth * TileWidth) smem_tiled_kernel(GemmA
 
 }  // namespace
 
-// Shared by smem_tiled_16/32 and smem_padded.
 template <int TileWidth, int Padding>
 Status run_smem_tiled(const GemmArgs& g, bool trans_a, bool trans_b, cudaStream_t stream) {
   const dim3 block(TileWidth, TileWidth);
@@ -50,6 +50,8 @@ Status run_smem_tiled(const GemmArgs& g, bool trans_a, bool trans_b, cudaStream_
   CUDA_CHECK_LAUNCH("smem_tiled_kernel");
   return Status::ok();
 }
+template Status run_smem_tiled<16, 0>(const GemmArgs&, bool, bool, cudaStream_t);
+template Status run_smem_tiled<32, 0>(const GemmArgs&, bool, bool, cudaStream_t);
 template Status run_smem_tiled<32, 1>(const GemmArgs&, bool, bool, cudaStream_t);
 
 Traffic smem_tiled_model(const GemmProblem& p, int tile_width, int padding) {

@@ -49,7 +49,30 @@ __device__ __forceinline__ float load_b(const GemmArgs& g, int kk, int col) {
 __device__ __forceinline__ void store_c(const GemmArgs& g, int row, int col, float acc) {
   if (row >= g.m || col >= g.n) return;
   float* out = g.c + static_cast<long long>(row) * g.ldc + col;
-  *out = g.beta == 0.0f ? g.alpha * acc : fmaf(g.alpha, acc, g.beta * *out);
+  *out = g.beta == 0.0f ? g.alpha * acc : fmaf(g.beta, *out, g.alpha * acc);
+}
+
+// Four consecutive elements of a row of C; one 16-byte access when `vector_ok` (C's rows
+// are 16-byte aligned) and all four lie inside C, element by element otherwise.
+__device__ __forceinline__ void store_c4(const GemmArgs& g, int row, int col, float4 acc, bool vector_ok) {
+  if (row >= g.m) return;
+  if (vector_ok && col + 3 < g.n) {
+    float4* out = reinterpret_cast<float4*>(g.c + static_cast<long long>(row) * g.ldc + col);
+    float4 r = make_float4(g.alpha * acc.x, g.alpha * acc.y, g.alpha * acc.z, g.alpha * acc.w);
+    if (g.beta != 0.0f) {
+      const float4 old = *out;
+      r.x = fmaf(g.beta, old.x, r.x);
+      r.y = fmaf(g.beta, old.y, r.y);
+      r.z = fmaf(g.beta, old.z, r.z);
+      r.w = fmaf(g.beta, old.w, r.w);
+    }
+    *out = r;
+    return;
+  }
+  store_c(g, row, col + 0, acc.x);
+  store_c(g, row, col + 1, acc.y);
+  store_c(g, row, col + 2, acc.z);
+  store_c(g, row, col + 3, acc.w);
 }
 
 __host__ __device__ constexpr int ceil_div(long long x, int y) { return static_cast<int>((x + y - 1) / y); }

@@ -15,6 +15,13 @@ const std::vector<Variant>& registry() {
       coalesced_variant(),
       smem_tiled_variant(/*tile_width=*/16),
       smem_tiled_variant(/*tile_width=*/32),
+      smem_padded_variant(),
+      pitched_variant(),
+      reg_1d_variant(),
+      reg_2d_variant(),
+      vectorized_variant(),
+      warptile_variant(),
+      pipelined_variant(),
       cublas_sgemm_variant(),
   };
   return table;

@@ -8,6 +8,13 @@ namespace gemmlab::cuda {
 Variant naive_variant();                      // 01_naive.cu
 Variant coalesced_variant();                  // 02_coalesced.cu
 Variant smem_tiled_variant(int tile_width);   // 03_smem_tiled.cu
+Variant smem_padded_variant();                // 04_smem_padded.cu
+Variant pitched_variant();                    // 05_pitched.cu
+Variant reg_1d_variant();                     // 06_reg_1d.cu
+Variant reg_2d_variant();                     // 07_reg_2d.cu
+Variant vectorized_variant();                 // 08_vectorized.cu
+Variant warptile_variant();                   // 09_warptile.cu
+Variant pipelined_variant();                  // 10_pipelined.cu
 Variant cublas_sgemm_variant();               // cublas.cu: the anchor
 
 }  // namespace gemmlab::cuda

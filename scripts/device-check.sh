@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The batch for a GPU machine: build with CUDA, run the GPU tests, compute-sanitizer on
+# every rung, and the ladder benchmark. Logs and JSON go to OUTDIR; a summary prints last.
+#
+#   scripts/device-check.sh [OUTDIR]          (default: device-out)
+#
+# Environment: BUILD_DIR (default build-device; an existing build is reused),
+# SIZES (benchmark sizes, default "4096,8192"), SWEEP (also sweep 128..8192 and odd sizes: 1),
+# SKIP_TESTS=1, SKIP_SANITIZER=1, SKIP_BENCH=1 to leave a step out.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-device-out}
+build=${BUILD_DIR:-build-device}
+sizes=${SIZES:-4096,8192}
+mkdir -p "$out"
+summary=()
+note() { summary+=("$1"); echo "== $1"; }
+
+# ---- build -------------------------------------------------------------------
+start=$(date +%s)
+if ! { cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGEMMLAB_CUDA=ON \
+         ${GEMMLAB_COMMIT:+-DGEMMLAB_COMMIT_OVERRIDE=$GEMMLAB_COMMIT} >"$out/configure.log" 2>&1 &&
+       cmake --build "$build" -j "$(nproc)" --target gemmlab gemmlab_gpu_tests >"$out/build.log" 2>&1; }; then
+  note "build FAILED after $(($(date +%s) - start)) s (see build.log)"
+  tail -30 "$out/build.log"
+  printf '%s\n' "${summary[@]}"
+  exit 1
+fi
+note "build ok in $(($(date +%s) - start)) s"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu \
+  --format=csv >"$out/nvidia-smi.csv" 2>&1 || true
+"$build/gemmlab" list --backend cuda >"$out/list.txt" 2>&1
+
+# ---- GPU tests ---------------------------------------------------------------
+if [[ -z ${SKIP_TESTS:-} ]]; then
+  start=$(date +%s)
+  ctest --test-dir "$build" -L gpu --output-on-failure >"$out/gpu-tests.log" 2>&1
+  rc=$?
+  note "gpu tests rc=$rc in $(($(date +%s) - start)) s: $(grep -E 'tests passed|tests failed' "$out/gpu-tests.log" | tail -1)"
+fi
+
+# ---- compute-sanitizer: every rung, a small odd size, all transpositions ----
+if [[ -z ${SKIP_SANITIZER:-} ]]; then
+  for tool in memcheck racecheck synccheck; do
+    start=$(date +%s)
+    status=ok
+    for trans in NN TN NT TT; do
+      compute-sanitizer --tool "$tool" --error-exitcode 99 \
+        "$build/gemmlab" verify --backend cuda --mnk 67x45x33,35x37x19 --trans "$trans" --beta 0.5 --pad 1 \
+        >>"$out/sanitizer-$tool.log" 2>&1 || status="FAILED ($trans)"
+    done
+    note "compute-sanitizer $tool: $status ($(grep -c 'ERROR SUMMARY: 0 errors' "$out/sanitizer-$tool.log") clean runs) in $(($(date +%s) - start)) s"
+  done
+fi
+
+# ---- benchmark ---------------------------------------------------------------
+if [[ -z ${SKIP_BENCH:-} ]]; then
+  start=$(date +%s)
+  "$build/gemmlab" bench --backend cuda --sizes "$sizes" --format json --output "$out/ladder.json" \
+    2>"$out/bench.log"
+  note "bench rc=$? in $(($(date +%s) - start)) s"
+  if [[ -n ${SWEEP:-} ]]; then
+    "$build/gemmlab" bench --backend cuda --sizes 128,256,512,1024,2048,1000,4095 --format json \
+      --output "$out/sweep.json" 2>>"$out/bench.log"
+    note "sweep rc=$?"
+  fi
+fi
+
+echo
+echo "==== summary ===="
+printf '%s\n' "${summary[@]}"
+if [[ -f $out/ladder.json ]]; then
+  python3 - "$out/ladder.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+print(doc["device"].get("gpu"), "sm clock now", doc["device"].get("sm_clock_now_mhz"), "MHz, commit", doc["build"]["commit"])
+for r in doc["results"]:
+    rate = r.get("gflops", 0) / 1e3
+    ratio = r.get("ratio_to_anchor")
+    v = r.get("verification", {})
+    print(f'{r["m"]:>5} {r["variant"]:<15} {rate:8.2f} TFLOP/s  x{ratio if ratio is None else round(ratio, 3)}  '
+          f'{"ok" if v.get("passed") else "FAIL"} err {v.get("rel_frobenius", float("nan")):.1e} {r["status"]} {r["message"][:60]}')
+PY
+fi

@@ -1,0 +1,152 @@
+// Every CUDA rung against the float64 reference on awkward problems. Label: gpu.
+// Without a CUDA device (or in a build without CUDA) every test reports itself skipped.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <string>
+#include <vector>
+
+#include "bench/harness.hpp"
+#include "core/random.hpp"
+#include "gemmlab/registry.hpp"
+
+namespace gemmlab {
+namespace {
+
+std::unique_ptr<Executor> cuda_or_skip() {
+  std::unique_ptr<Executor> ex;
+  if (!cuda_device_present()) return ex;
+  if (Status s = make_cuda_executor(ex); !s) ADD_FAILURE() << s.describe();
+  return ex;
+}
+
+#define REQUIRE_CUDA(ex)                                                          \
+  auto ex = cuda_or_skip();                                                       \
+  if (!ex) GTEST_SKIP() << "no CUDA device on this machine (or no CUDA in this build)"
+
+// Shapes that break tiling assumptions: 1x1x1, primes, tile sizes +- 1, k = 1,
+// tall/skinny and wide/flat, non-square.
+const std::vector<bench::Shape> kAwkwardShapes = {
+    {1, 1, 1},     {127, 131, 257}, {33, 17, 1},    {64, 64, 64},  {63, 65, 31},
+    {129, 127, 129}, {255, 257, 17}, {1000, 7, 300}, {5, 1000, 64}, {300, 200, 1023},
+};
+
+struct Case {
+  Op op_a, op_b;
+  Layout layout;
+  double alpha, beta;
+  std::int64_t pad;
+};
+
+std::string describe(const Case& c) {
+  return fmt::format("{}{}_{}_a{}_b{}_pad{}", to_string(c.op_a), to_string(c.op_b), to_string(c.layout),
+                     c.alpha, c.beta, c.pad);
+}
+
+void expect_all_pass(const std::vector<bench::Record>& records, const std::string& context) {
+  ASSERT_FALSE(records.empty());
+  for (const bench::Record& r : records) {
+    SCOPED_TRACE(fmt::format("{} {} {}x{}x{} seed {}", context, r.variant, r.m, r.n, r.k, r.seed));
+    EXPECT_EQ(r.status, "ok") << r.message;
+    if (r.status != "ok") continue;
+    EXPECT_TRUE(r.verified);
+    EXPECT_TRUE(r.verification.passed) << r.verification.summary();
+  }
+}
+
+class CudaLadder : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CudaLadder, EveryRungMatchesTheReference) {
+  REQUIRE_CUDA(ex);
+  const Case c = GetParam();
+  bench::Options o;
+  o.shapes = kAwkwardShapes;
+  o.op_a = c.op_a;
+  o.op_b = c.op_b;
+  o.layout = c.layout;
+  o.alpha = c.alpha;
+  o.beta = c.beta;
+  o.ld_padding = c.pad;
+  o.seed = fresh_seed();
+  o.time = false;
+  std::vector<bench::Record> records;
+  ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
+  EXPECT_EQ(records.size(), kAwkwardShapes.size() * variants(Backend::Cuda).size());
+  expect_all_pass(records, describe(c));
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  for (Op a : {Op::N, Op::T})
+    for (Op b : {Op::N, Op::T})
+      for (Layout l : {Layout::RowMajor, Layout::ColMajor}) {
+        cases.push_back({a, b, l, 1.0, 0.0, 0});   // beta = 0: C holds NaN, must not leak
+        cases.push_back({a, b, l, -1.5, 0.75, 3});  // ld > cols, alpha/beta in play
+      }
+  return cases;
+}
+
+// Test names allow only letters, digits and underscores.
+std::string test_name(const ::testing::TestParamInfo<Case>& info) {
+  std::string name = describe(info.param);
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTranspositionsAndLayouts, CudaLadder, ::testing::ValuesIn(all_cases()), test_name);
+
+// Aligned leading dimensions (multiples of 4) take the 16-byte paths of the vector rungs;
+// odd ones (pad 3 above, odd sizes) the element-wise paths. Both must agree with the reference.
+TEST(CudaLadder, VectorPathsOnAlignedShapes) {
+  REQUIRE_CUDA(ex);
+  bench::Options o;
+  o.shapes = {{256, 256, 256}, {128, 384, 64}, {260, 132, 36}};
+  o.ld_padding = 4;
+  o.seed = fresh_seed();
+  o.time = false;
+  for (Op a : {Op::N, Op::T})
+    for (Op b : {Op::N, Op::T}) {
+      o.op_a = a;
+      o.op_b = b;
+      std::vector<bench::Record> records;
+      ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
+      expect_all_pass(records, fmt::format("{}{}", to_string(a), to_string(b)));
+    }
+}
+
+// k = 0 and alpha = 0: C <- beta * C through the library's scale path, A and B not read.
+TEST(CudaLadder, ScaleOnlyProblems) {
+  REQUIRE_CUDA(ex);
+  bench::Options o;
+  o.shapes = {{37, 41, 0}, {64, 64, 0}};
+  o.beta = 0.5;
+  o.seed = fresh_seed();
+  o.time = false;
+  std::vector<bench::Record> records;
+  ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
+  expect_all_pass(records, "k=0");
+  o.shapes = {{37, 41, 13}};
+  o.alpha = 0.0;
+  records.clear();
+  ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
+  expect_all_pass(records, "alpha=0");
+}
+
+// Large enough that every block of every rung is busy, and k long enough that rounding
+// errors accumulate: 4096^2 x 4096 against the float64 reference.
+TEST(CudaLadderLarge, Square4096) {
+  REQUIRE_CUDA(ex);
+  bench::Options o;
+  o.shapes = {{4096, 4096, 4096}};
+  o.seed = fresh_seed();
+  o.time = false;
+  std::vector<bench::Record> records;
+  ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
+  expect_all_pass(records, "4096");
+}
+
+}  // namespace
+}  // namespace gemmlab
