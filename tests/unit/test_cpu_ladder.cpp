@@ -1,0 +1,295 @@
+// The CPU ladder (issue 6): every rung after naive against the float64 reference on random
+// odd shapes, every op and layout, padded leading dimensions, alpha/beta, beta = 0 with NaN
+// in C, and shapes on the block boundaries of the packed rungs; the packed rungs once per
+// ISA path (AVX-512, AVX2, portable), capped with set_isa_limit. Also the pieces the rungs
+// are made of: seed 002's loop-order choice, the thread grid, the pool and its barrier.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/verify.hpp"
+#include "cpu/cache_info.hpp"
+#include "cpu/cpu_features.hpp"
+#include "cpu/microkernel.hpp"
+#include "cpu/packed_gemm.hpp"
+#include "cpu/rungs.hpp"
+#include "cpu/thread_pool.hpp"
+#include "gemmlab/gemm.hpp"
+#include "gemmlab/registry.hpp"
+#include "support/assertions.hpp"
+#include "support/host_problem.hpp"
+#include "support/seeds.hpp"
+
+namespace gemmlab {
+namespace {
+
+using cpu::Blocking;
+using testing::Dims;
+using testing::HostProblem;
+using testing::kLayouts;
+using testing::kOps;
+using testing::make_host_problem;
+using testing::ProblemSpec;
+
+// A rung and the widest ISA it may use.
+struct RungPath {
+  const char* rung;
+  Isa isa;
+};
+
+void PrintTo(const RungPath& path, std::ostream* os) {
+  *os << path.rung << " capped at " << to_string(path.isa);
+}
+
+std::string path_name(const ::testing::TestParamInfo<RungPath>& info) {
+  return std::string(info.param.rung) + "_" + std::string(to_string(info.param.isa));
+}
+
+// Caps the ISA for one test and restores the previous cap afterwards.
+class IsaCap {
+ public:
+  explicit IsaCap(Isa cap) : previous_(cpu_features().limit) { set_isa_limit(cap); }
+  ~IsaCap() { set_isa_limit(previous_); }
+  IsaCap(const IsaCap&) = delete;
+  IsaCap& operator=(const IsaCap&) = delete;
+
+ private:
+  Isa previous_;
+};
+
+// Skips (visibly) when this CPU cannot execute `isa`.
+#define SKIP_WITHOUT_ISA(isa)                                                              \
+  do {                                                                                     \
+    if (cpu_features().widest < (isa))                                                     \
+      GTEST_SKIP() << "this CPU lacks " << to_string(isa) << " (widest: "                  \
+                   << to_string(cpu_features().widest) << "); that path is not exercised"; \
+  } while (0)
+
+class CpuLadder : public ::testing::TestWithParam<RungPath> {
+ protected:
+  void SetUp() override {
+    SKIP_WITHOUT_ISA(GetParam().isa);
+    cap_ = std::make_unique<IsaCap>(GetParam().isa);
+    variant_ = find_variant(Backend::Cpu, GetParam().rung);
+    ASSERT_NE(variant_, nullptr) << GetParam().rung << " is not registered";
+  }
+  void TearDown() override { cap_.reset(); }
+
+  // Builds the problem, runs the rung through gemm(), verifies against the reference.
+  void check(const ProblemSpec& spec, const testing::Seeds& seeds) {
+    SCOPED_TRACE(spec.describe() + ", " + seeds.describe(spec.seed));
+    HostProblem hp = make_host_problem(spec);
+    ReferenceResult reference;
+    ASSERT_TRUE(testing::host_reference(hp, reference).is_ok());
+    const Status status = gemm(hp.problem, *variant_);
+    ASSERT_TRUE(status.is_ok()) << status.describe();
+    const Verification v = testing::verify_result(hp, hp.c.storage, reference);
+    EXPECT_TRUE(v.passed) << v.summary();
+    if (spec.nan_c) {
+      EXPECT_TRUE(testing::no_nan_in_c(hp, hp.c.storage));
+      EXPECT_EQ(v.unwritten, 0);
+    }
+  }
+
+  // The block sizes the packed rungs use on this path (rungs 2-4 ignore them).
+  Blocking blocking() const {
+    return blocking_for(cpu::micro_kernel(GetParam().isa), cpu::cache_sizes());
+  }
+
+  std::unique_ptr<IsaCap> cap_;
+  const Variant* variant_ = nullptr;
+};
+
+std::int64_t odd_in(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
+  std::uniform_int_distribution<std::int64_t> d(lo, hi);
+  return d(rng) | 1;
+}
+
+// Random odd shapes (every one a remainder for every tile), every op and layout, random
+// padding and alpha/beta.
+TEST_P(CpuLadder, RandomOddShapesEveryOpAndLayout) {
+  testing::Seeds seeds;
+  std::mt19937_64 rng(seeds.next());
+  std::uniform_real_distribution<double> scalar(-2.0, 2.0);
+  for (const Layout layout : kLayouts)
+    for (const Op op_a : kOps)
+      for (const Op op_b : kOps)
+        for (int trial = 0; trial < 2; ++trial) {
+          const ProblemSpec spec{.m = odd_in(rng, 1, 97), .n = odd_in(rng, 1, 131),
+                                 .k = odd_in(rng, 1, 300), .op_a = op_a, .op_b = op_b,
+                                 .layout = layout, .ld_padding = odd_in(rng, 0, 9),
+                                 .alpha = scalar(rng), .beta = scalar(rng), .seed = seeds.next()};
+          check(spec, seeds);
+        }
+}
+
+// beta = 0: C holds NaN and must be written without being read, on every path through the
+// rung (full tiles, edge tiles, and every depth block after the first).
+TEST_P(CpuLadder, BetaZeroNeverReadsC) {
+  testing::Seeds seeds;
+  const Blocking b = blocking();
+  for (const Dims& d : {Dims{1, 1, 1}, Dims{23, 37, 19}, Dims{b.mr + 1, 2 * b.nr + 3, b.kc + 5}})
+    for (const Layout layout : kLayouts)
+      for (const Op op : kOps) {
+        const ProblemSpec spec{.m = d.m, .n = d.n, .k = d.k, .op_a = op, .op_b = op,
+                               .layout = layout, .ld_padding = 3, .alpha = -0.625, .beta = 0.0,
+                               .seed = seeds.next(), .nan_c = true};
+        check(spec, seeds);
+      }
+}
+
+// Shapes one either side of the packed rungs' blocks: MR, NR, KC (several depth blocks,
+// so the "add to C" path runs), MC (several row blocks) and NC (several column blocks).
+TEST_P(CpuLadder, BlockBoundaries) {
+  testing::Seeds seeds;
+  const Blocking b = blocking();
+  const std::vector<Dims> shapes = {
+      {b.mr - 1, b.nr - 1, 1},           {b.mr, b.nr, b.kc},
+      {b.mr + 1, b.nr + 1, b.kc + 1},    {2 * b.mr + 1, 3 * b.nr - 1, 2 * b.kc + 3},
+      {b.mc + b.mr + 1, b.nr + 3, 7},    {b.mc - 1, 2 * b.nr + 1, b.kc - 1},
+      {5, b.nc + b.nr + 3, 3},  // more than one NC block of columns
+  };
+  for (const Dims& d : shapes)
+    for (const Op op_a : kOps)
+      for (const Op op_b : kOps) {
+        const ProblemSpec spec{.m = d.m, .n = d.n, .k = d.k, .op_a = op_a, .op_b = op_b,
+                               .layout = Layout::RowMajor, .ld_padding = 1, .alpha = 1.5,
+                               .beta = -0.75, .seed = seeds.next()};
+        check(spec, seeds);
+      }
+}
+
+// Tall and skinny, short and wide, k = 1, a single row or column, column-major storage.
+TEST_P(CpuLadder, AwkwardShapes) {
+  testing::Seeds seeds;
+  std::vector<Dims> shapes(testing::kAwkwardDims.begin(), testing::kAwkwardDims.end());
+  shapes.insert(shapes.end(), {Dims{301, 3, 29}, Dims{3, 301, 29}, Dims{97, 89, 1}, Dims{1, 257, 263},
+                               Dims{257, 1, 263}});
+  for (const Dims& d : shapes)
+    for (const Layout layout : kLayouts) {
+      const ProblemSpec spec{.m = d.m, .n = d.n, .k = d.k, .op_a = Op::T, .op_b = Op::N,
+                             .layout = layout, .ld_padding = 2, .alpha = 0.75, .beta = 1.25,
+                             .seed = seeds.next()};
+      check(spec, seeds);
+    }
+}
+
+// The same problem twice: the second call (workspace already grown) gives the same bits.
+TEST_P(CpuLadder, RepeatedCallsAreDeterministic) {
+  testing::Seeds seeds;
+  const ProblemSpec spec{.m = 133, .n = 71, .k = 301, .op_a = Op::N, .op_b = Op::T, .ld_padding = 1,
+                         .alpha = 1.0, .beta = 0.0, .seed = seeds.next(), .nan_c = true};
+  SCOPED_TRACE(spec.describe() + ", " + seeds.describe(spec.seed));
+  HostProblem hp = make_host_problem(spec);
+  ASSERT_TRUE(gemm(hp.problem, *variant_).is_ok());
+  const std::vector<float> first = hp.c.storage;
+  ASSERT_TRUE(gemm(hp.problem, *variant_).is_ok());
+  EXPECT_TRUE(testing::bitwise_equal(first, hp.c.storage));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rungs, CpuLadder,
+    ::testing::Values(RungPath{"loop_order", Isa::Portable}, RungPath{"cache_tiled", Isa::Portable},
+                      RungPath{"register_tiled", Isa::Portable},
+                      RungPath{"packed_simd", Isa::Avx512}, RungPath{"packed_simd", Isa::Avx2},
+                      RungPath{"packed_simd", Isa::Portable}, RungPath{"threaded", Isa::Avx512},
+                      RungPath{"threaded", Isa::Avx2}, RungPath{"threaded", Isa::Portable}),
+    path_name);
+
+TEST(CpuLadderRegistry, RungsAreRegisteredInLadderOrderBeforeTheAnchors) {
+  const std::vector<std::string> expected = {"naive",         "loop_order",  "cache_tiled",
+                                             "register_tiled", "packed_simd", "threaded",
+                                             "openblas_sgemm_1t", "openblas_sgemm"};
+  std::vector<std::string> names;
+  for (const Variant& v : variants(Backend::Cpu)) names.push_back(v.name);
+  EXPECT_EQ(names, expected);
+  EXPECT_EQ(find_variant(Backend::Cpu, "packed_simd")->threads, 1);
+  EXPECT_EQ(find_variant(Backend::Cpu, "threaded")->threads, 0);
+  EXPECT_GT(find_variant(Backend::Cpu, "packed_simd")->config.get("KC"), 0);
+}
+
+// Seed 002's cost model picks i, k, j for row-major NN (C and B walked along rows) and a
+// dot product of two contiguous rows (i, j, k) for NT.
+TEST(CpuLoopOrder, CostModelPicksTheSeedsOrder) {
+  const float dummy = 0;
+  RowMajorGemm g{/*m=*/512, /*n=*/512, /*k=*/512, false, false, &dummy, 512, &dummy, 512,
+                 const_cast<float*>(&dummy), 512, 1.0, 0.0};
+  cpu::LoopOrder order = cpu::choose_loop_order(g);
+  EXPECT_EQ(order.loops, (std::array<int, 3>{0, 2, 1}));  // i, p, j
+  EXPECT_DOUBLE_EQ(order.cost[1], 2.0 * 512 / 16 + 1);     // CM(J) = 2n/cls + 1
+  EXPECT_DOUBLE_EQ(order.cost[0], 2.0 * 512 + 1);          // CM(I) = 2m + 1
+  EXPECT_DOUBLE_EQ(order.cost[2], 512 + 512.0 / 16 + 1);   // CM(K) = k + k/cls + 1
+  g.trans_b = true;  // B stored n x k: op(B)(p, j) walks a row of the storage along p
+  order = cpu::choose_loop_order(g);
+  EXPECT_EQ(order.loops[2], 2);  // innermost p
+}
+
+// The thread grid: every thread used, and the busiest thread never has more tiles than a
+// one-dimensional split would give it.
+TEST(CpuThreaded, TeamShapeUsesEveryThreadAndBalances) {
+  const cpu::Blocking b{6, 16, 256, 240, 4096};
+  for (const int threads : {1, 2, 3, 16})
+    for (const Dims& d : {Dims{2048, 2048, 2048}, Dims{1, 4096, 64}, Dims{4096, 16, 64},
+                          Dims{13, 37, 5}}) {
+      SCOPED_TRACE(std::to_string(threads) + " threads, " + std::to_string(d.m) + "x" +
+                   std::to_string(d.n));
+      const cpu::TeamShape t = cpu::team_shape(threads, d.m, d.n, b);
+      EXPECT_EQ(t.threads, threads);
+      EXPECT_EQ(t.ways_ic * t.ways_jr, threads);
+      const std::int64_t rows = (d.m + b.mr - 1) / b.mr;
+      const std::int64_t cols = (std::min(d.n, b.nc) + b.nr - 1) / b.nr;
+      const auto busiest = [&](int ic, int jr) { return ((rows + ic - 1) / ic) * ((cols + jr - 1) / jr); };
+      EXPECT_LE(busiest(t.ways_ic, t.ways_jr), busiest(threads, 1));
+      EXPECT_LE(busiest(t.ways_ic, t.ways_jr), busiest(1, threads));
+    }
+  // A single row of C cannot be split by rows: the panels of B are.
+  EXPECT_EQ(cpu::team_shape(2, 1, 4096, b).ways_jr, 2);
+  EXPECT_EQ(cpu::team_shape(2, 2048, 2048, b).ways_ic, 2);
+}
+
+// The pool runs every thread id exactly once per call, and the barrier separates phases:
+// after it, every thread sees what every other thread wrote before it.
+TEST(CpuThreaded, PoolAndBarrier) {
+  constexpr int kThreads = 4;
+  cpu::ThreadPool pool(kThreads);
+  ASSERT_EQ(pool.size(), kThreads);
+  for (int round = 0; round < 50; ++round) {
+    std::array<std::atomic<int>, kThreads> calls{};
+    std::array<int, kThreads> written{};
+    std::array<int, kThreads> seen_sum{};
+    cpu::TeamBarrier barrier(kThreads);
+    auto task = [&](int tid) {
+      calls[static_cast<std::size_t>(tid)].fetch_add(1);
+      for (int phase = 1; phase <= 3; ++phase) {
+        written[static_cast<std::size_t>(tid)] = phase * (tid + 1);
+        barrier.arrive_and_wait();
+        int sum = 0;
+        for (int t = 0; t < kThreads; ++t) sum += written[static_cast<std::size_t>(t)];
+        seen_sum[static_cast<std::size_t>(tid)] = sum;
+        barrier.arrive_and_wait();
+      }
+    };
+    pool.run(kThreads, task);
+    for (int t = 0; t < kThreads; ++t) {
+      EXPECT_EQ(calls[static_cast<std::size_t>(t)].load(), 1) << "thread " << t;
+      EXPECT_EQ(seen_sum[static_cast<std::size_t>(t)], 3 * (1 + 2 + 3 + 4)) << "thread " << t;
+    }
+  }
+  // Fewer threads than the pool holds: the others stay out of it.
+  std::array<std::atomic<int>, kThreads> calls{};
+  auto two = [&](int tid) { calls[static_cast<std::size_t>(tid)].fetch_add(1); };
+  pool.run(2, two);
+  EXPECT_EQ(calls[0].load() + calls[1].load(), 2);
+  EXPECT_EQ(calls[2].load() + calls[3].load(), 0);
+}
+
+}  // namespace
+}  // namespace gemmlab
