@@ -1,16 +1,17 @@
-// Rung 8 (cuda): a multi-stage shared-memory pipeline fed by asynchronous copies.
-// cp.async moves tiles from global to shared memory without passing through registers,
-// so a block keeps kStages - 1 tiles in flight while it computes on the oldest: the
-// load latency hides behind the math of the previous tiles. Tiles are stored in shared
-// memory in their global orientation (cp.async cannot transpose); the warp-tile compute
-// reads float4 fragments from either orientation. Blocks run in grouped order for L2
-// reuse, and the tile configuration is picked per problem from a small table.
+// Rung 8 (cuda): a multi-stage shared-memory pipeline. A block keeps kStages - 1 tiles
+// in flight while it computes on the oldest, so global-memory latency hides behind the
+// math of earlier tiles, with one barrier per tile. Tiles sit k-major in shared memory,
+// (BK, BM) and (BK, BN), as the warp-tile compute wants them. An operand whose rows
+// already run along m or n (A^T, B) is copied with cp.async, straight to shared memory;
+// one that must be transposed on the way (A, B^T) is loaded into registers one tile
+// ahead and stored after the math, so its latency hides too. Blocks run in grouped order
+// for L2 reuse, and the tile configuration is picked per problem from a small table.
 #include <cuda_runtime.h>
 
 #include <array>
 #include <cstdlib>
-#include <string_view>
 #include <mutex>
+#include <string_view>
 
 #include "cuda/arch/cp_async.cuh"
 #include "cuda/gemm/common.cuh"
@@ -22,60 +23,88 @@
 namespace gemmlab::cuda {
 namespace {
 
-constexpr int kPad = 4;      // 16 bytes: rows stay float4-aligned, neighbours shift by 4 banks
-constexpr int kGroupM = 8;   // block rows per L2 group
+constexpr int kPad = 4;     // 16 bytes: rows stay float4-aligned, transposing stores spread
+constexpr int kGroupM = 8;  // block rows per L2 group
 
-// Shared layouts of one stage: each operand keeps its global orientation.
-template <class Cfg, bool TransA, bool TransB>
-struct PipelinedLayouts {
-  // op(A) (m, k): k contiguous for A, m contiguous for A^T.
-  using A = std::conditional_t<TransA, SmemLayout<1, Cfg::BM + kPad>, SmemLayout<Cfg::BK + kPad, 1>>;
-  // op(B) (k, n): n contiguous for B, k contiguous for B^T.
-  using B = std::conditional_t<TransB, SmemLayout<1, Cfg::BK + kPad>, SmemLayout<Cfg::BN + kPad, 1>>;
-  static constexpr int kStageA = TransA ? Cfg::BK * (Cfg::BM + kPad) : Cfg::BM * (Cfg::BK + kPad);
-  static constexpr int kStageB = TransB ? Cfg::BN * (Cfg::BK + kPad) : Cfg::BK * (Cfg::BN + kPad);
+template <class Cfg>
+struct PipelinedLayout {
+  using A = SmemLayout<1, Cfg::BM + kPad>;  // (m, k) at k * (BM + pad) + m
+  using B = SmemLayout<Cfg::BN + kPad, 1>;  // (k, n) at k * (BN + pad) + n
+  static constexpr int kStageA = Cfg::BK * (Cfg::BM + kPad);
+  static constexpr int kStageB = Cfg::BK * (Cfg::BN + kPad);
   static constexpr int kSmemBytes = Cfg::kStages * (kStageA + kStageB) * static_cast<int>(sizeof(float));
+};
+
+// One operand's path into shared memory: cp.async when its global rows are already
+// k-major (Async), through registers with a transposing store otherwise.
+template <int Rows, int Cols, int Threads, bool ColsContiguous, bool Vec, bool Async>
+struct OperandPipe {
+  StagedTileCopy<Rows, Cols, Threads, ColsContiguous, Vec> staged;
+
+  // Starts moving the tile: lands in `stage` (async) or in registers (staged).
+  template <class Layout>
+  __device__ __forceinline__ void fetch(const TileSource& src, float* stage, int tid) {
+    if constexpr (Async) AsyncTileCopy<Rows, Cols, Threads, ColsContiguous, Vec>::template copy<Layout>(src, stage, tid);
+    else staged.load(src, tid);
+  }
+  // Finishes a staged fetch: registers to shared memory. Nothing to do for cp.async.
+  template <class Layout>
+  __device__ __forceinline__ void deposit(float* stage, int tid) const {
+    if constexpr (!Async) staged.template store<Layout>(stage, tid);
+  }
 };
 
 template <class Cfg, bool TransA, bool TransB, bool Vec>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     pipelined_kernel(GemmArgs g, bool vec_c, int tiles_m, int tiles_n) {
   static_assert(Cfg::kStages >= 2, "a pipeline needs at least two stages");
-  using L = PipelinedLayouts<Cfg, TransA, TransB>;
-  using CopyA = AsyncTileCopy<Cfg::BM, Cfg::BK, Cfg::kThreads, !TransA, Vec>;
-  using CopyB = AsyncTileCopy<Cfg::BK, Cfg::BN, Cfg::kThreads, !TransB, Vec>;
+  using L = PipelinedLayout<Cfg>;
+  // A^T is stored with m contiguous and B with n contiguous: both already k-major.
+  OperandPipe<Cfg::BM, Cfg::BK, Cfg::kThreads, !TransA, Vec, /*Async=*/TransA> pipe_a;
+  OperandPipe<Cfg::BK, Cfg::BN, Cfg::kThreads, !TransB, Vec, /*Async=*/!TransB> pipe_b;
   extern __shared__ float4 smem_words[];  // float4: 16-byte alignment for cp.async
-  float* sA = reinterpret_cast<float*>(smem_words);  // (kStages) x stage of A
-  float* sB = sA + Cfg::kStages * L::kStageA;        // (kStages) x stage of B
+  float* sA = reinterpret_cast<float*>(smem_words);  // kStages x (BK, BM + pad)
+  float* sB = sA + Cfg::kStages * L::kStageA;        // kStages x (BK, BN + pad)
   const int tid = threadIdx.x;
   int block_m, block_n;
   grouped_block<kGroupM>(tiles_m, tiles_n, block_m, block_n);
   const int row0 = block_m * Cfg::BM, col0 = block_n * Cfg::BN;
   const int k_tiles = ceil_div(g.k, Cfg::BK);
 
-  const auto issue = [&](int kt) {
+  const auto fetch = [&](int kt) {
     const int stage = kt % Cfg::kStages;
-    CopyA::template copy<typename L::A>(a_tile<TransA>(g, row0, kt * Cfg::BK), sA + stage * L::kStageA, tid);
-    CopyB::template copy<typename L::B>(b_tile<TransB>(g, kt * Cfg::BK, col0), sB + stage * L::kStageB, tid);
+    pipe_a.template fetch<typename L::A>(a_tile<TransA>(g, row0, kt * Cfg::BK), sA + stage * L::kStageA, tid);
+    pipe_b.template fetch<typename L::B>(b_tile<TransB>(g, kt * Cfg::BK, col0), sB + stage * L::kStageB, tid);
   };
+  const auto deposit = [&](int kt) {
+    const int stage = kt % Cfg::kStages;
+    pipe_a.template deposit<typename L::A>(sA + stage * L::kStageA, tid);
+    pipe_b.template deposit<typename L::B>(sB + stage * L::kStageB, tid);
+  };
+
   // Prologue: kStages - 1 tiles in flight. Every iteration commits one group (empty ones
-  // too), so "at most kStages - 2 pending" always means "tile kt has landed".
+  // too), so "at most kStages - 2 groups pending" always means "tile kt has landed".
 #pragma unroll
   for (int s = 0; s < Cfg::kStages - 1; ++s) {
-    if (s < k_tiles) issue(s);
+    if (s < k_tiles) {
+      fetch(s);
+      deposit(s);
+    }
     arch::cp_async_commit();
   }
   WarpTileMma<Cfg, typename L::A, typename L::B> mma;
   mma.init(tid);
   for (int kt = 0; kt < k_tiles; ++kt) {
     arch::cp_async_wait<Cfg::kStages - 2>();
-    // Tile kt is visible to all threads, and all are done with the stage computed in the
-    // previous iteration, which the next copy overwrites.
+    // Tile kt is complete and visible; every thread is done with the stage computed in
+    // the previous iteration, which tile kt + kStages - 1 now overwrites.
     __syncthreads();
-    if (kt + Cfg::kStages - 1 < k_tiles) issue(kt + Cfg::kStages - 1);
+    const bool more = kt + Cfg::kStages - 1 < k_tiles;
+    if (more) fetch(kt + Cfg::kStages - 1);
     arch::cp_async_commit();
-    const int stage = kt % Cfg::kStages;
-    mma.compute(sA + stage * L::kStageA, sB + stage * L::kStageB);
+    mma.compute(sA + (kt % Cfg::kStages) * L::kStageA, sB + (kt % Cfg::kStages) * L::kStageB);
+    // Staged operands: their loads had the whole computation to arrive.
+    if (more) deposit(kt + Cfg::kStages - 1);
   }
   arch::cp_async_wait<0>();
   mma.store(g, row0, col0, vec_c);
@@ -101,7 +130,7 @@ Status launch(const GemmArgs& g, bool trans_a, bool trans_b, cudaStream_t s) {
   const bool vec_c = rows_16b_aligned(g.c, g.ldc);
   GEMMLAB_TRY(dispatch_trans(trans_a, trans_b, [&](auto ta, auto tb) -> Status {
     constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
-    constexpr int kBytes = PipelinedLayouts<Cfg, kTa, kTb>::kSmemBytes;
+    constexpr int kBytes = PipelinedLayout<Cfg>::kSmemBytes;
     const auto go = [&](auto kernel) -> Status {
       GEMMLAB_TRY(allow_smem(kernel, kBytes));
       kernel<<<tiles_m * tiles_n, Cfg::kThreads, kBytes, s>>>(g, vec_c, tiles_m, tiles_n);
@@ -115,12 +144,14 @@ Status launch(const GemmArgs& g, bool trans_a, bool trans_b, cudaStream_t s) {
 
 // The tuning space, as data: each entry one instantiated configuration. kTable below
 // picks among them by problem shape; GEMMLAB_PIPELINED_CONFIG=<name> forces one (for
-// tuning sweeps: `GEMMLAB_PIPELINED_CONFIG=128x128_b2 gemmlab bench --variants pipelined`).
-//                          BM   BN  BK  WM  WN stages min blocks/SM
-using Tile128x128b1 = WarpTileConfig<128, 128, 16, 64, 32, 3, 1>;
-using Tile128x128b2 = WarpTileConfig<128, 128, 16, 64, 32, 3, 2>;
-using Tile128x64 = WarpTileConfig<128, 64, 16, 64, 32, 3, 1>;
-using Tile64x64 = WarpTileConfig<64, 64, 16, 32, 32, 3, 2>;
+// tuning sweeps: `GEMMLAB_PIPELINED_CONFIG=128x64 gemmlab bench --variants pipelined`).
+//                                  BM   BN  BK  WM  WN stages min blocks/SM
+using Tile128x128s3 = WarpTileConfig<128, 128, 16, 64, 32, 3, 2>;
+using Tile128x128s2 = WarpTileConfig<128, 128, 16, 64, 32, 2, 2>;
+using Tile128x128s4 = WarpTileConfig<128, 128, 16, 64, 32, 4, 2>;
+using Tile128x128k8 = WarpTileConfig<128, 128, 8, 64, 32, 4, 2>;
+using Tile128x64 = WarpTileConfig<128, 64, 16, 64, 32, 3, 3>;
+using Tile64x64 = WarpTileConfig<64, 64, 16, 32, 32, 3, 4>;
 
 struct PipelinedChoice {
   const char* name;
@@ -134,7 +165,8 @@ constexpr PipelinedChoice choice(const char* name) {
           launch<Cfg>};
 }
 
-constexpr std::array kChoices = {choice<Tile128x128b1>("128x128_b1"), choice<Tile128x128b2>("128x128_b2"),
+constexpr std::array kChoices = {choice<Tile128x128s3>("128x128s3"), choice<Tile128x128s2>("128x128s2"),
+                                 choice<Tile128x128s4>("128x128s4"), choice<Tile128x128k8>("128x128k8"),
                                  choice<Tile128x64>("128x64"), choice<Tile64x64>("64x64")};
 
 // Largest tile first; the first whose grid gives every SM at least `min_waves` blocks.
@@ -142,7 +174,7 @@ struct TableEntry {
   const char* config;
   double min_waves;
 };
-constexpr std::array kTable = {TableEntry{"128x128_b1", 1.0}, TableEntry{"128x64", 1.0},
+constexpr std::array kTable = {TableEntry{"128x128s3", 1.0}, TableEntry{"128x64", 1.0},
                                TableEntry{"64x64", 0.0}};
 
 int sm_count() {
@@ -203,8 +235,7 @@ Variant pipelined_variant() {
     Traffic t = minimum_traffic(p);
     set_loads_per_fma(t, p, 1.0 / c.bn + 1.0 / c.bm);
     t.threads_per_block = c.threads;
-    t.smem_bytes_per_block = static_cast<std::int64_t>(c.stages) *
-                             (c.bm * (c.bk + kPad) + c.bk * (c.bn + kPad)) * 4;
+    t.smem_bytes_per_block = static_cast<std::int64_t>(c.stages) * c.bk * (c.bm + c.bn + 2 * kPad) * 4;
     return t;
   };
   return v;

@@ -34,8 +34,8 @@ struct WarpTileConfig {
 };
 
 // The TM x TN accumulators of one thread and the loop over one shared-memory stage.
-// LayoutA maps (m, k) and LayoutB (k, n) to shared offsets; either operand may be stored
-// k-major or k-minor (see tile_copy.cuh), and fragments are read as float4 either way.
+// LayoutA maps (m, k) and LayoutB (k, n) to shared offsets; both tiles are k-major, so a
+// thread's fragment for one k is TM (or TN) contiguous words, read as float4 pieces.
 template <class Cfg, class LayoutA, class LayoutB>
 struct WarpTileMma {
   float acc[Cfg::TM][Cfg::TN];  // (TM, TN) of C in registers
@@ -53,83 +53,35 @@ struct WarpTileMma {
       for (int j = 0; j < Cfg::TN; ++j) acc[i][j] = 0.0f;
   }
 
-  // A layout with m contiguous: one float4 holds four rows of one k. With k contiguous,
-  // one float4 holds four steps of k of one row, so fragments come four k at a time.
-  static constexpr bool kAByChunk = LayoutA::kRowStride != 1;
-  static constexpr bool kBByChunk = LayoutB::kColStride != 1;
-  static_assert(kAByChunk ? LayoutA::kColStride == 1 : true, "one dimension of the A tile is contiguous");
-  static_assert(kBByChunk ? LayoutB::kRowStride == 1 : true, "one dimension of the B tile is contiguous");
+  static_assert(LayoutA::kRowStride == 1, "the A tile is k-major in shared memory: (BK, BM)");
+  static_assert(LayoutB::kColStride == 1, "the B tile is k-major in shared memory: (BK, BN)");
 
-  static __device__ __forceinline__ void unpack(float4 v, float* out, int stride) {
-    out[0 * stride] = v.x;
-    out[1 * stride] = v.y;
-    out[2 * stride] = v.z;
-    out[3 * stride] = v.w;
-  }
-
-  // a[i] = op(A)(row i of this thread, k) (m contiguous)
-  __device__ __forceinline__ void load_a_step(const float* sA, int k, float (&a)[Cfg::TM]) const {
+  // a[i] = op(A)(row i of this thread, k): one float4 per piece of four rows.
+  __device__ __forceinline__ void load_a(const float* sA, int k, float (&a)[Cfg::TM]) const {
 #pragma unroll
     for (int p = 0; p < Cfg::kPiecesM; ++p)
-      unpack(*reinterpret_cast<const float4*>(sA + LayoutA::offset(row_base + p * Cfg::kPieceStrideM, k)),
-             &a[p * 4], 1);
+      *reinterpret_cast<float4*>(&a[p * 4]) =
+          *reinterpret_cast<const float4*>(sA + LayoutA::offset(row_base + p * Cfg::kPieceStrideM, k));
   }
-  // a[q][i] = op(A)(row i, k0 + q), q in 0..3 (k contiguous)
-  __device__ __forceinline__ void load_a_chunk(const float* sA, int k0, float (&a)[Cfg::kPiece][Cfg::TM]) const {
-#pragma unroll
-    for (int p = 0; p < Cfg::kPiecesM; ++p)
-#pragma unroll
-      for (int i = 0; i < Cfg::kPiece; ++i)
-        unpack(*reinterpret_cast<const float4*>(sA + LayoutA::offset(row_base + p * Cfg::kPieceStrideM + i, k0)),
-               &a[0][p * 4 + i], Cfg::TM);
-  }
-  // b[j] = op(B)(k, column j of this thread) (n contiguous)
-  __device__ __forceinline__ void load_b_step(const float* sB, int k, float (&b)[Cfg::TN]) const {
+  // b[j] = op(B)(k, column j of this thread)
+  __device__ __forceinline__ void load_b(const float* sB, int k, float (&b)[Cfg::TN]) const {
 #pragma unroll
     for (int p = 0; p < Cfg::kPiecesN; ++p)
-      unpack(*reinterpret_cast<const float4*>(sB + LayoutB::offset(k, col_base + p * Cfg::kPieceStrideN)),
-             &b[p * 4], 1);
-  }
-  // b[q][j] = op(B)(k0 + q, column j), q in 0..3 (k contiguous)
-  __device__ __forceinline__ void load_b_chunk(const float* sB, int k0, float (&b)[Cfg::kPiece][Cfg::TN]) const {
-#pragma unroll
-    for (int p = 0; p < Cfg::kPiecesN; ++p)
-#pragma unroll
-      for (int j = 0; j < Cfg::kPiece; ++j)
-        unpack(*reinterpret_cast<const float4*>(sB + LayoutB::offset(k0, col_base + p * Cfg::kPieceStrideN + j)),
-               &b[0][p * 4 + j], Cfg::TN);
+      *reinterpret_cast<float4*>(&b[p * 4]) =
+          *reinterpret_cast<const float4*>(sB + LayoutB::offset(k, col_base + p * Cfg::kPieceStrideN));
   }
 
-  // All BK steps of one stage: outer products of fragments held in registers. Fragments
-  // of a contiguous-k operand are read four steps at a time; the others one step at a
-  // time, which keeps the live registers near TM * TN + 4 * max(TM, TN).
+  // All BK steps of one stage: outer products of fragments held in registers.
   __device__ __forceinline__ void compute(const float* sA, const float* sB) {
 #pragma unroll
-    for (int k0 = 0; k0 < Cfg::BK; k0 += Cfg::kPiece) {
-      float a4[kAByChunk ? Cfg::kPiece : 1][Cfg::TM];
-      float b4[kBByChunk ? Cfg::kPiece : 1][Cfg::TN];
-      if constexpr (kAByChunk) load_a_chunk(sA, k0, a4);
-      if constexpr (kBByChunk) load_b_chunk(sB, k0, b4);
+    for (int k = 0; k < Cfg::BK; ++k) {
+      float a[Cfg::TM], b[Cfg::TN];
+      load_a(sA, k, a);
+      load_b(sB, k, b);
 #pragma unroll
-      for (int q = 0; q < Cfg::kPiece; ++q) {
-        float a[Cfg::TM], b[Cfg::TN];
-        if constexpr (kAByChunk) {
+      for (int i = 0; i < Cfg::TM; ++i)
 #pragma unroll
-          for (int i = 0; i < Cfg::TM; ++i) a[i] = a4[q][i];
-        } else {
-          load_a_step(sA, k0 + q, a);
-        }
-        if constexpr (kBByChunk) {
-#pragma unroll
-          for (int j = 0; j < Cfg::TN; ++j) b[j] = b4[q][j];
-        } else {
-          load_b_step(sB, k0 + q, b);
-        }
-#pragma unroll
-        for (int i = 0; i < Cfg::TM; ++i)
-#pragma unroll
-          for (int j = 0; j < Cfg::TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-      }
+        for (int j = 0; j < Cfg::TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
     }
   }
 
