@@ -85,7 +85,21 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
   if (args.warmup >= 0) o.warmup = args.warmup;
   if (args.min_time >= 0) o.min_seconds = args.min_time;
 
-  // Open the output first: a bad path should fail before minutes of benchmarking.
+  std::unique_ptr<Executor> executor;
+  if (backend == Backend::Cpu) {
+    executor = make_cpu_executor();
+  } else if (Status s = make_cuda_executor(executor); !s) {
+    fmt::print(stderr, "gemmlab: --backend cuda: {}\n", s.describe());
+    return kExitFailure;
+  }
+  // A misspelt name is a usage error, reported alone: before the seed line is printed
+  // and before --output is created.
+  for (const std::string& name : o.variants)
+    if (!find_variant(backend, name))
+      throw UsageError{fmt::format("--variants: no {} variant named '{}' (gemmlab list shows them)",
+                                   to_string(backend), name)};
+
+  // Open the output before running: a bad path should fail before minutes of benchmarking.
   std::FILE* out = stdout;
   if (!args.output.empty()) {
     out = std::fopen(args.output.c_str(), "w");
@@ -97,15 +111,6 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
   const auto close_output = [&] {
     if (out != stdout) std::fclose(out);
   };
-
-  std::unique_ptr<Executor> executor;
-  if (backend == Backend::Cpu) {
-    executor = make_cpu_executor();
-  } else if (Status s = make_cuda_executor(executor); !s) {
-    fmt::print(stderr, "gemmlab: --backend cuda: {}\n", s.describe());
-    close_output();
-    return kExitFailure;
-  }
 
   const auto start = std::chrono::steady_clock::now();
   o.progress = [start](const std::string& what) {

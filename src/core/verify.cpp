@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -81,12 +82,14 @@ Verification verify(const GemmProblem& p, std::span<const float> result,
       }
     }
   // Between the contiguous extent and ld lies memory that is not C: it must be untouched
-  // (bitwise, since it may hold NaN).
+  // (bitwise, since it may hold NaN). The last line's padding lies past the span of C, so
+  // the limit is the buffers handed in, not the span.
   const std::int64_t extent = p.c.contiguous_extent();
+  const auto buffer = static_cast<std::int64_t>(std::min(result.size(), buffer_before.size()));
   for (std::int64_t line = 0; line < p.c.lines(); ++line)
     for (std::int64_t e = extent; e < p.c.ld; ++e) {
       const std::int64_t off = line * p.c.ld + e;
-      if (off >= span) break;
+      if (off >= buffer) break;
       if (std::memcmp(&result[static_cast<std::size_t>(off)],
                       &buffer_before[static_cast<std::size_t>(off)], sizeof(float)) != 0)
         ++v.padding_clobbered;

@@ -1,0 +1,100 @@
+// Bad command lines: one line on stderr naming what is wrong, nothing on stdout, exit code 2
+// (usage) or 1 (a runtime failure, such as asking for CUDA where there is none).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli/cli_test.hpp"
+
+namespace gemmlab::testing {
+namespace {
+
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+struct BadCommandLine {
+  const char* name;                // the test's name
+  std::vector<std::string> args;   // a quick, otherwise valid command line with one mistake
+  std::string culprit;             // what the message must name
+};
+
+// Valid apart from `mistake`: tiny sizes and one repetition, should the mistake go unnoticed.
+std::vector<std::string> bench_with(std::vector<std::string> mistake, bool with_sizes = true) {
+  std::vector<std::string> args = {"bench", "--backend", "cpu"};
+  if (with_sizes) args.insert(args.end(), {"--sizes", "4"});
+  args.insert(args.end(), mistake.begin(), mistake.end());
+  return quick(args);
+}
+
+// Test names show the command line, not the struct's bytes.
+void PrintTo(const BadCommandLine& c, std::ostream* os) {
+  for (const std::string& arg : c.args) *os << arg << ' ';
+}
+
+class CliUsageError : public ::testing::TestWithParam<BadCommandLine> {};
+
+TEST_P(CliUsageError, OneLineOnStderrAndExitCodeTwo) {
+  const BadCommandLine& c = GetParam();
+  const ProgramRun run = gemmlab(c.args);
+  EXPECT_EQ(run.exit_code, kExitUsage) << explain(run);
+  EXPECT_TRUE(run.out.empty()) << explain(run);
+  const std::vector<std::string> lines = run.err_lines();
+  ASSERT_EQ(lines.size(), 1u) << explain(run);
+  EXPECT_EQ(lines[0].rfind("gemmlab: ", 0), 0u) << explain(run);
+  EXPECT_NE(lines[0].find(c.culprit), std::string::npos) << "does not name '" << c.culprit << "'\n"
+                                                         << explain(run);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BadFlags, CliUsageError,
+    ::testing::Values(
+        BadCommandLine{"UnknownFlag", bench_with({"--frobnicate"}), "--frobnicate"},
+        BadCommandLine{"NoSubcommand", {}, "subcommand"},
+        BadCommandLine{"SizesNotANumber", bench_with({"--sizes", "abc"}, false), "abc"},
+        BadCommandLine{"SizesNegative", bench_with({"--sizes", "-5"}, false), "-5"},
+        BadCommandLine{"SizesEmptyToken", bench_with({"--sizes", "4,,8"}, false), "4,,8"},
+        BadCommandLine{"MnkTwoDimensions", bench_with({"--mnk", "1x2"}, false), "1x2"},
+        BadCommandLine{"SizesAndMnkTogether", bench_with({"--mnk", "2x2x2"}), "--mnk"},
+        BadCommandLine{"TransUnknown", bench_with({"--trans", "XY"}), "XY"},
+        BadCommandLine{"LayoutUnknown", bench_with({"--layout", "diag"}), "diag"},
+        BadCommandLine{"FormatUnknown", bench_with({"--format", "xml"}), "xml"},
+        BadCommandLine{"BackendUnknown", {"bench", "--backend", "tpu", "--sizes", "4"}, "tpu"},
+        BadCommandLine{"RepsZero", bench_with({"--reps", "0"}), "--reps"},
+        BadCommandLine{"VariantUnknown", bench_with({"--variants", "nosuch"}), "nosuch"},
+        BadCommandLine{"VariantUnknownAmongKnown", bench_with({"--variants", "naive,nosuch"}), "nosuch"},
+        BadCommandLine{"VerifyVariantUnknown", {"verify", "--backend", "cpu", "--variants", "nosuch"}, "nosuch"},
+        BadCommandLine{"ListFormatUnknown", {"list", "--format", "csv"}, "csv"}),
+    [](const ::testing::TestParamInfo<BadCommandLine>& param) { return std::string(param.param.name); });
+
+// A misspelt variant is caught before anything is written: no half-made report file.
+TEST(CliUsage, UnknownVariantCreatesNoOutputFile) {
+  const ScratchDir dir;
+  const std::filesystem::path path = dir.path() / "report.json";
+  const ProgramRun run = gemmlab(bench_with({"--variants", "nosuch", "--output", path.string()}));
+  EXPECT_EQ(run.exit_code, kExitUsage) << explain(run);
+  EXPECT_FALSE(std::filesystem::exists(path)) << explain(run);
+}
+
+// Whether this machine can run the CUDA backend, as `gemmlab list` reports it.
+bool cuda_usable() {
+  const ProgramRun run = gemmlab({"list", "--backend", "cuda"});
+  return run.out.find("not in this build") == std::string::npos &&
+         run.out.find("no CUDA device") == std::string::npos;
+}
+
+TEST(CliRuntimeError, CudaWithoutAGpuSaysSoAndExitsOne) {
+  if (cuda_usable()) GTEST_SKIP() << "this machine has a CUDA device";
+  const ProgramRun run = gemmlab(quick({"bench", "--backend", "cuda", "--sizes", "4"}));
+  EXPECT_EQ(run.exit_code, kExitFailure) << explain(run);
+  EXPECT_TRUE(run.out.empty()) << explain(run);
+  const std::vector<std::string> lines = run.err_lines();
+  ASSERT_EQ(lines.size(), 1u) << explain(run);
+  EXPECT_NE(lines[0].find("--backend cuda"), std::string::npos) << explain(run);
+  EXPECT_NE(lines[0].find("no CUDA"), std::string::npos) << explain(run);
+}
+
+}  // namespace
+}  // namespace gemmlab::testing

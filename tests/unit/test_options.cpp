@@ -1,0 +1,112 @@
+// Parsing of the command line's values: the accepted forms, and a UsageError naming the bad
+// token for everything else.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "cli/options.hpp"
+#include "support/assertions.hpp"
+
+namespace gemmlab::cli {
+namespace {
+
+using testing::contains;
+
+// The message of the UsageError `parse` throws; a failure when it throws none.
+std::string usage_error_of(const std::function<void()>& parse) {
+  try {
+    parse();
+  } catch (const UsageError& e) {
+    return e.message;
+  }
+  ADD_FAILURE() << "no UsageError thrown";
+  return {};
+}
+
+void expect_shape(const bench::Shape& s, std::int64_t m, std::int64_t n, std::int64_t k) {
+  EXPECT_EQ(s.m, m);
+  EXPECT_EQ(s.n, n);
+  EXPECT_EQ(s.k, k);
+}
+
+TEST(ParseSizes, TurnsEachSizeIntoASquareShape) {
+  const auto shapes = parse_sizes("64,1000,1,0");
+  ASSERT_EQ(shapes.size(), 4u);
+  expect_shape(shapes[0], 64, 64, 64);
+  expect_shape(shapes[1], 1000, 1000, 1000);
+  expect_shape(shapes[2], 1, 1, 1);
+  expect_shape(shapes[3], 0, 0, 0);
+  expect_shape(parse_sizes("2147483647")[0], 2147483647, 2147483647, 2147483647);
+}
+
+TEST(ParseSizes, NamesTheBadToken) {
+  EXPECT_TRUE(contains(usage_error_of([] { parse_sizes("abc"); }), "'abc'"));
+  EXPECT_TRUE(contains(usage_error_of([] { parse_sizes("64,abc,128"); }), "'abc'"));
+  EXPECT_TRUE(contains(usage_error_of([] { parse_sizes("-5"); }), "'-5'"));
+  EXPECT_TRUE(contains(usage_error_of([] { parse_sizes("-5"); }), "negative"));
+  EXPECT_TRUE(contains(usage_error_of([] { parse_sizes("12x"); }), "'12x'"));
+  EXPECT_TRUE(contains(usage_error_of([] { parse_sizes("1.5"); }), "'1.5'"));
+  EXPECT_TRUE(contains(usage_error_of([] { parse_sizes("+7"); }), "'+7'"));
+  EXPECT_TRUE(contains(usage_error_of([] { parse_sizes("2147483648"); }), "'2147483648'"));
+  EXPECT_TRUE(contains(usage_error_of([] { parse_sizes("99999999999999999999999"); }),
+                       "'99999999999999999999999'"));
+  // An empty token: the message quotes it and the whole list.
+  EXPECT_TRUE(contains(usage_error_of([] { parse_sizes("64,,128"); }), "'' in '64,,128'"));
+  EXPECT_TRUE(contains(usage_error_of([] { parse_sizes(""); }), "''"));
+}
+
+TEST(ParseMnk, ReadsEachShape) {
+  const auto shapes = parse_mnk("1000x513x77,64x64x1,0x3x2");
+  ASSERT_EQ(shapes.size(), 3u);
+  expect_shape(shapes[0], 1000, 513, 77);
+  expect_shape(shapes[1], 64, 64, 1);
+  expect_shape(shapes[2], 0, 3, 2);
+}
+
+TEST(ParseMnk, NamesTheBadToken) {
+  EXPECT_TRUE(contains(usage_error_of([] { parse_mnk("1x2"); }), "'1x2'"));
+  EXPECT_TRUE(contains(usage_error_of([] { parse_mnk("8x8x8,1x2x3x4"); }), "'1x2x3x4'"));
+  EXPECT_TRUE(contains(usage_error_of([] { parse_mnk("8X8X8"); }), "'8X8X8'"));
+  EXPECT_TRUE(contains(usage_error_of([] { parse_mnk("1xax3"); }), "'a' in '1xax3'"));
+  EXPECT_TRUE(contains(usage_error_of([] { parse_mnk("4x-1x3"); }), "'-1' in '4x-1x3'"));
+  EXPECT_TRUE(contains(usage_error_of([] { parse_mnk("4xx3"); }), "'4xx3'"));
+}
+
+TEST(ParseNames, SplitsOnCommas) {
+  const auto names = parse_names("naive,openblas_sgemm");
+  ASSERT_EQ(names.size(), 2u);
+  EXPECT_EQ(names[0], "naive");
+  EXPECT_EQ(names[1], "openblas_sgemm");
+  EXPECT_EQ(parse_names("naive").size(), 1u);
+}
+
+TEST(ParseNames, RejectsAnEmptyName) {
+  EXPECT_TRUE(contains(usage_error_of([] { parse_names("naive,,openblas_sgemm"); }), "'naive,,openblas_sgemm'"));
+  EXPECT_TRUE(contains(usage_error_of([] { parse_names("naive,"); }), "empty variant name"));
+}
+
+TEST(ParseTrans, ReadsEveryCombination) {
+  struct Case {
+    const char* text;
+    Op a, b;
+  };
+  for (const Case& c : {Case{"NN", Op::N, Op::N}, Case{"NT", Op::N, Op::T}, Case{"TN", Op::T, Op::N},
+                        Case{"TT", Op::T, Op::T}, Case{"nt", Op::N, Op::T}}) {
+    // Start from the opposite of the expected ops, so each must be written.
+    Op a = c.a == Op::N ? Op::T : Op::N, b = c.b == Op::N ? Op::T : Op::N;
+    parse_trans(c.text, a, b);
+    EXPECT_EQ(a, c.a) << c.text;
+    EXPECT_EQ(b, c.b) << c.text;
+  }
+}
+
+TEST(ParseTrans, NamesTheBadToken) {
+  for (const char* bad : {"XY", "N", "NNN", "", "NX", "T "}) {
+    Op a = Op::N, b = Op::N;
+    EXPECT_TRUE(contains(usage_error_of([&] { parse_trans(bad, a, b); }), std::string("'") + bad + "'"));
+  }
+}
+
+}  // namespace
+}  // namespace gemmlab::cli

@@ -1,0 +1,242 @@
+// Verification: passes a correct result and catches a wrong element (with its position), an
+// unwritten element and a write into the ld padding; the tolerance follows gamma(n, u).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/verify.hpp"
+#include "support/assertions.hpp"
+#include "support/host_problem.hpp"
+#include "support/seeds.hpp"
+
+namespace gemmlab {
+namespace {
+
+using testing::HostProblem;
+using testing::kLayouts;
+using testing::make_host_problem;
+using testing::ProblemSpec;
+
+constexpr std::int64_t kPadding = 2;
+constexpr double kF32 = 0x1p-24;  // unit roundoff of float32
+
+// A problem, its reference and a correct float32 result: the reference rounded to float
+// in C's storage, padding as it was.
+struct Fixture {
+  HostProblem hp;
+  ReferenceResult reference;
+  std::vector<float> result;
+
+  float& element(std::int64_t i, std::int64_t j) {
+    return result[static_cast<std::size_t>(hp.problem.c.offset(i, j))];
+  }
+  double reference_at(std::int64_t i, std::int64_t j) const {
+    return reference.value[static_cast<std::size_t>(i * hp.problem.n + j)];
+  }
+  double magnitude_at(std::int64_t i, std::int64_t j) const {
+    return reference.magnitude[static_cast<std::size_t>(i * hp.problem.n + j)];
+  }
+  Verification check() const { return testing::verify_result(hp, result, reference); }
+};
+
+Fixture make_fixture(const ProblemSpec& spec) {
+  Fixture f{make_host_problem(spec), {}, {}};
+  EXPECT_TRUE(testing::host_reference(f.hp, f.reference).is_ok());
+  f.result = f.hp.c_before;
+  for (std::int64_t i = 0; i < spec.m; ++i)
+    for (std::int64_t j = 0; j < spec.n; ++j) f.element(i, j) = static_cast<float>(f.reference_at(i, j));
+  return f;
+}
+
+ProblemSpec spec_for(Layout layout, std::uint64_t seed, bool nan_c = false) {
+  return {.m = 23, .n = 17, .k = 41, .op_a = Op::T, .layout = layout, .ld_padding = kPadding,
+          .alpha = 1.25, .beta = nan_c ? 0.0 : -0.5, .seed = seed, .nan_c = nan_c};
+}
+
+// A position drawn from the seed, so every run plants somewhere else.
+struct Position {
+  std::int64_t i, j;
+};
+Position random_position(std::uint64_t seed, std::int64_t m, std::int64_t n) {
+  std::mt19937_64 engine(seed);
+  return {std::uniform_int_distribution<std::int64_t>(0, m - 1)(engine),
+          std::uniform_int_distribution<std::int64_t>(0, n - 1)(engine)};
+}
+
+TEST(Verify, PassesACorrectResult) {
+  testing::Seeds seeds;
+  for (const Layout layout : kLayouts)
+    for (const bool nan_c : {false, true}) {
+      const std::uint64_t seed = seeds.next();
+      SCOPED_TRACE(seeds.describe(seed));
+      const Fixture f = make_fixture(spec_for(layout, seed, nan_c));
+      const Verification v = f.check();
+      EXPECT_TRUE(v.passed) << v.summary();
+      EXPECT_EQ(v.checked, f.hp.problem.m * f.hp.problem.n);
+      EXPECT_EQ(v.failures, 0);
+      EXPECT_EQ(v.unwritten, 0);
+      EXPECT_EQ(v.padding_clobbered, 0);
+      // Rounding to float32 is the only error: at most u relative, element by element.
+      EXPECT_LE(v.rel_frobenius, kF32);
+      EXPECT_TRUE(testing::contains(v.summary(), "ok"));
+    }
+}
+
+TEST(Verify, ReportsAPlantedWrongElementAndItsPosition) {
+  testing::Seeds seeds;
+  for (const Layout layout : kLayouts) {
+    const std::uint64_t seed = seeds.next();
+    SCOPED_TRACE(seeds.describe(seed));
+    Fixture f = make_fixture(spec_for(layout, seed));
+    const Position at = random_position(seed, f.hp.problem.m, f.hp.problem.n);
+    // Off by a thousandth of the element's magnitude: far beyond float32 rounding.
+    const double wrong = f.reference_at(at.i, at.j) + 1e-3 * f.magnitude_at(at.i, at.j);
+    f.element(at.i, at.j) = static_cast<float>(wrong);
+    const Verification v = f.check();
+    EXPECT_FALSE(v.passed);
+    EXPECT_EQ(v.failures, 1);
+    EXPECT_EQ(v.unwritten, 0);
+    EXPECT_EQ(v.worst_row, at.i);
+    EXPECT_EQ(v.worst_col, at.j);
+    EXPECT_EQ(v.worst_value, static_cast<float>(wrong));
+    EXPECT_EQ(v.worst_reference, f.reference_at(at.i, at.j));
+    EXPECT_GT(v.max_abs_error, v.worst_bound);
+    EXPECT_TRUE(testing::contains(v.summary(), "FAILED"));
+    EXPECT_TRUE(testing::contains(v.summary(), "C(" + std::to_string(at.i) + ", " + std::to_string(at.j) + ")"));
+  }
+}
+
+TEST(Verify, ReportsAnUnwrittenElement) {
+  testing::Seeds seeds;
+  for (const Layout layout : kLayouts) {
+    const std::uint64_t seed = seeds.next();
+    SCOPED_TRACE(seeds.describe(seed));
+    Fixture f = make_fixture(spec_for(layout, seed, /*nan_c=*/true));
+    const Position at = random_position(seed, f.hp.problem.m, f.hp.problem.n);
+    f.element(at.i, at.j) = std::numeric_limits<float>::quiet_NaN();  // the poison, left in place
+    const Verification v = f.check();
+    EXPECT_FALSE(v.passed);
+    EXPECT_EQ(v.failures, 1);
+    EXPECT_EQ(v.unwritten, 1);
+    EXPECT_EQ(v.worst_row, at.i);
+    EXPECT_EQ(v.worst_col, at.j);
+    EXPECT_TRUE(testing::contains(v.summary(), "1 unwritten"));
+
+    // Without poisoning a NaN is still a failure, but no evidence of an unwritten element.
+    const Verification plain = verify(f.hp.problem, f.result, f.hp.c_before, f.reference, false);
+    EXPECT_FALSE(plain.passed);
+    EXPECT_EQ(plain.failures, 1);
+    EXPECT_EQ(plain.unwritten, 0);
+  }
+}
+
+// A write between the contiguous extent and ld, in the first, a middle and the last line.
+TEST(Verify, ReportsAWriteIntoTheLdPadding) {
+  testing::Seeds seeds;
+  for (const Layout layout : kLayouts) {
+    const std::uint64_t seed = seeds.next();
+    SCOPED_TRACE(seeds.describe(seed));
+    const Fixture clean = make_fixture(spec_for(layout, seed));
+    const Matrix& c = clean.hp.problem.c;
+    ASSERT_EQ(c.ld, c.contiguous_extent() + kPadding);
+    for (const std::int64_t line : {std::int64_t{0}, c.lines() / 2, c.lines() - 1})
+      for (std::int64_t e = c.contiguous_extent(); e < c.ld; ++e) {
+        SCOPED_TRACE("line " + std::to_string(line) + ", position " + std::to_string(e));
+        std::vector<float> result = clean.result;
+        float& target = result[static_cast<std::size_t>(line * c.ld + e)];
+        target = std::nextafter(target, std::numeric_limits<float>::infinity());
+        const Verification v = testing::verify_result(clean.hp, result, clean.reference);
+        EXPECT_FALSE(v.passed);
+        EXPECT_EQ(v.padding_clobbered, 1);
+        EXPECT_EQ(v.failures, 0);
+        EXPECT_TRUE(testing::contains(v.summary(), "written outside the matrix"));
+      }
+  }
+}
+
+TEST(Verify, FailsWhenTheResultIsShorterThanC) {
+  testing::Seeds seeds;
+  const std::uint64_t seed = seeds.next();
+  SCOPED_TRACE(seeds.describe(seed));
+  const Fixture f = make_fixture(spec_for(Layout::RowMajor, seed));
+  const std::span<const float> truncated(f.result.data(), static_cast<std::size_t>(f.hp.problem.c.span_elements() - 1));
+  EXPECT_FALSE(testing::verify_result(f.hp, truncated, f.reference).passed);
+}
+
+TEST(Tolerance, GammaIsNuOverOneMinusNu) {
+  for (const DType type : {DType::F32, DType::TF32, DType::BF16, DType::F64}) {
+    const double u = unit_roundoff(type);
+    for (const double n : {1.0, 2.0, 17.0, 1024.0}) {
+      const double nu = n * u;
+      if (nu >= 1.0) continue;
+      EXPECT_DOUBLE_EQ(gamma_bound(n, u), nu / (1.0 - nu)) << "n=" << n << " u=" << u;
+      // First order it is n u; the correction is positive.
+      EXPECT_GT(gamma_bound(n, u), nu);
+    }
+  }
+  EXPECT_EQ(gamma_bound(0.0, kF32), 0.0);
+  EXPECT_LT(gamma_bound(100.0, kF32), gamma_bound(101.0, kF32));
+  // n u >= 1: no bound at all.
+  EXPECT_TRUE(std::isinf(gamma_bound(1.0 / 0x1p-8, 0x1p-8)));
+  EXPECT_TRUE(std::isinf(gamma_bound(1e9, 0x1p-8)));
+}
+
+TEST(Tolerance, UnitRoundoffsFollowTheComputeType) {
+  EXPECT_EQ(tolerance_for(DType::F32, DType::F32).compute_u, 0x1p-24);
+  EXPECT_EQ(tolerance_for(DType::TF32, DType::F32).compute_u, 0x1p-11);
+  EXPECT_EQ(tolerance_for(DType::BF16, DType::F32).compute_u, 0x1p-8);
+  EXPECT_EQ(tolerance_for(DType::TF32, DType::F32).output_u, 0x1p-24);
+}
+
+TEST(Tolerance, BoundIsGammaOfKPlusTwoTimesMagnitudePlusOutputRounding) {
+  const Tolerance tol = tolerance_for(DType::F32, DType::F32);
+  for (const std::int64_t k : {std::int64_t{0}, std::int64_t{1}, std::int64_t{77}, std::int64_t{4096}}) {
+    const double magnitude = 3.5, reference = -2.25;
+    const double floor = tol.bound(k, 0.0, 0.0);  // what remains for a zero result
+    EXPECT_GT(floor, 0.0);
+    EXPECT_LT(floor, tol.bound(k, magnitude, reference) * kF32);
+    EXPECT_DOUBLE_EQ(tol.bound(k, magnitude, reference) - floor,
+                     gamma_bound(static_cast<double>(k + 2), kF32) * magnitude + kF32 * std::fabs(reference));
+  }
+  EXPECT_LT(tol.bound(10, 1.0, 1.0), tol.bound(1000, 1.0, 1.0));
+  EXPECT_LT(tol.bound(10, 1.0, 1.0), tol.bound(10, 2.0, 1.0));
+  EXPECT_LT(tolerance_for(DType::F32, DType::F32).bound(10, 1.0, 1.0),
+            tolerance_for(DType::TF32, DType::F32).bound(10, 1.0, 1.0));
+}
+
+// verify() draws the line where the bound says: just inside passes, beyond it fails.
+TEST(Tolerance, VerifyAcceptsErrorsWithinTheBoundAndRejectsTheRest) {
+  testing::Seeds seeds;
+  const std::uint64_t seed = seeds.next();
+  SCOPED_TRACE(seeds.describe(seed));
+  Fixture f = make_fixture(spec_for(Layout::RowMajor, seed));
+  const Tolerance tol = tolerance_for(f.hp.problem.compute, f.hp.problem.c.dtype);
+  const Position at = random_position(seed, f.hp.problem.m, f.hp.problem.n);
+  const auto idx = static_cast<std::size_t>(at.i * f.hp.problem.n + at.j);
+  const double got = f.element(at.i, at.j);
+  const double magnitude = f.magnitude_at(at.i, at.j);
+  // Move the reference away from the stored value; the bound grows with |reference| at
+  // most by output_u * error, so these factors stay on their side of it.
+  constexpr double kInside = 0.9, kOutside = 2.0;
+  const double direction = got >= 0 ? 1.0 : -1.0;
+  const double bound = tol.bound(f.hp.problem.k, magnitude, got);
+
+  f.reference.value[idx] = got + direction * kInside * bound;
+  Verification v = f.check();
+  EXPECT_TRUE(v.passed) << v.summary();
+
+  f.reference.value[idx] = got + direction * kOutside * bound;
+  v = f.check();
+  EXPECT_FALSE(v.passed);
+  EXPECT_EQ(v.failures, 1);
+  EXPECT_EQ(v.worst_row, at.i);
+  EXPECT_EQ(v.worst_col, at.j);
+}
+
+}  // namespace
+}  // namespace gemmlab
