@@ -19,9 +19,9 @@ Blocking blocking_for(const MicroKernel& kernel, const CacheSizes& caches) {
   b.mr = kernel.mr;
   b.nr = kernel.nr;
   const std::int64_t f = sizeof(float);
-  b.kc = caches.l1d * 3 / 4 / ((kernel.mr + kernel.nr) * f) / 8 * 8;
+  b.kc = caches.l1d / (kernel.nr * f) / 8 * 8;
   b.kc = std::clamp<std::int64_t>(b.kc, 32, 1024);
-  b.mc = caches.l2 / 2 / (b.kc * f) / kernel.mr * kernel.mr;
+  b.mc = caches.l2 / 4 / (b.kc * f) / kernel.mr * kernel.mr;
   b.mc = std::max<std::int64_t>(b.mc, kernel.mr);
   b.nc = caches.l3 / 2 / (b.kc * f) / kernel.nr * kernel.nr;
   b.nc = std::max<std::int64_t>(b.nc, std::int64_t{4} * kernel.nr);

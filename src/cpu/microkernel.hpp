@@ -41,11 +41,13 @@ inline constexpr int kMaxNr = 32;
 // The kernel for an ISA (the widest at or below it that this build has).
 const MicroKernel& micro_kernel(Isa isa);
 
-// Block sizes for a kernel on caches of these sizes:
-//   kc: the B micro-panel (kc x NR) and the A micro-panel (MR x kc) take 3/4 of L1d,
-//       so the B panel stays in L1 while the ir loop walks every A panel past it;
-//   mc: the packed A block (mc x kc) takes half of L2 (the rest: B panels streaming
-//       through, C tiles);
+// Block sizes for a kernel on caches of these sizes (measured on a Zen 3 core, see
+// docs/cpu-ladder.md: larger KC and a smaller A block won over the textbook halves):
+//   kc: the B micro-panel (kc x NR), reused by every A panel of the ir loop, fills L1d
+//       (32 KiB, NR = 16: kc = 512); the A micro-panel streams from L2 beside it, and a
+//       long kc makes the C tile's load and store rare (once per kc steps);
+//   mc: the packed A block (mc x kc) takes a quarter of L2, leaving room for the B
+//       micro-panels that pass through L2 on their way from L3 and for the C tiles;
 //   nc: the packed B block (kc x nc) takes half of one L3 instance.
 // Rounded down to multiples of 8 (kc), MR (mc) and NR (nc), never below one panel.
 Blocking blocking_for(const MicroKernel& kernel, const CacheSizes& caches);

@@ -208,9 +208,10 @@ TEST(Blocking, FootprintsFitTheCachesTheyAreMeantFor) {
       EXPECT_EQ(b.kc % 8, 0);
       EXPECT_EQ(b.mc % b.mr, 0);
       EXPECT_EQ(b.nc % b.nr, 0);
-      EXPECT_LE((b.mr + b.nr) * b.kc * 4, caches.l1d);   // micro-panels in L1
-      EXPECT_LE(b.mc * b.kc * 4, caches.l2);              // A block in L2
-      EXPECT_LE(b.kc * b.nc * 4, caches.l3);              // B block in L3
+      EXPECT_LE(b.nr * b.kc * 4, caches.l1d);      // B micro-panel in L1
+      if (b.kc < 1024) EXPECT_GT(b.nr * (b.kc + 8) * 4, caches.l1d);  // ... nor much smaller
+      EXPECT_LE(b.mc * b.kc * 4, caches.l2 / 4);     // A block in a quarter of L2
+      EXPECT_LE(b.kc * b.nc * 4, caches.l3 / 2);     // B block in half of L3
     }
 }
 
