@@ -14,53 +14,24 @@
 //
 // Per p: TM + TN loaded floats for TM * TN multiply-adds (4 x 8: 12 floats, 32 FMAs, 2.7
 // per float, against 2 loads + 1 store per FMA in rung 3). Portable C++: the SIMD values
-// are std::experimental::native_simd<float> (ISO TS 19570), whose width is what the build
+// are std::experimental::native_simd<float> (simd.hpp), whose width is what the build
 // targets (SSE, W = 4, for baseline x86-64: 8 of the 16 registers hold the block); no
-// intrinsics. Plain float arrays do not work here: GCC then keeps the block in memory or
-// vectorises across p, at 6.7 GFLOP/s against 29 measured for this form.
+// intrinsics.
 // BK: A strip + B strip in half of L1d; BN: the B tile in half of L2.
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstddef>
-#include <type_traits>
-
-#if __has_include(<experimental/simd>)
-#include <experimental/simd>
-#endif
 
 #include "core/traffic.hpp"
 #include "cpu/cache_info.hpp"
 #include "cpu/operands.hpp"
 #include "cpu/rungs.hpp"
+#include "cpu/simd.hpp"
 
 namespace gemmlab::cpu {
 namespace {
 
-#if __has_include(<experimental/simd>)
-namespace stdx = std::experimental;
-using Vec = stdx::native_simd<float>;
-constexpr auto kAligned = stdx::element_aligned;
-#else
-// A standard library without the Parallelism TS: one lane, same interface.
-struct ElementAligned {};
-constexpr ElementAligned kAligned{};
-struct Vec {
-  float x = 0;
-  Vec() = default;
-  Vec(float v) : x(v) {}  // NOLINT: broadcast, as simd's
-  template <class G>
-  explicit Vec(G&& gen) : x(gen(std::integral_constant<int, 0>{})) {}
-  static constexpr std::size_t size() { return 1; }
-  void copy_from(const float* p, ElementAligned) { x = *p; }
-  void copy_to(float* p, ElementAligned) const { *p = x; }
-  Vec& operator+=(const Vec& o) { x += o.x; return *this; }
-  friend Vec operator*(const Vec& a, const Vec& b) { return Vec(a.x * b.x); }
-  float operator[](std::size_t) const { return x; }
-};
-#endif
-
-constexpr int kW = static_cast<int>(Vec::size());  // floats per register
+constexpr int kW = kVecWidth;  // floats per register
 constexpr int kMr = 4;                             // rows of the register block (TM)
 constexpr int kNv = 2;                             // registers per row
 constexpr int kNr = kNv * kW;                      // columns of the register block (TN)
@@ -95,7 +66,7 @@ void full_block(const StridedView& a, const StridedView& b, float* c, std::int64
     Vec bv[kNv];
     for (int v = 0; v < kNv; ++v) {
       if constexpr (B_CONTIGUOUS) {
-        bv[v].copy_from(bp + v * kW, kAligned);
+        bv[v].copy_from(bp + v * kW, kVecAligned);
       } else {
         const std::int64_t stride = b.cs;
         const float* base = bp + v * kW * stride;
@@ -109,7 +80,7 @@ void full_block(const StridedView& a, const StridedView& b, float* c, std::int64
   }
   for (int r = 0; r < kMr; ++r) {
     float row[kNr];
-    for (int v = 0; v < kNv; ++v) acc[r][v].copy_to(row + v * kW, kAligned);
+    for (int v = 0; v < kNv; ++v) acc[r][v].copy_to(row + v * kW, kVecAligned);
     store_row(c + (i + r) * ldc + j, row, kNr, s);
   }
 }
