@@ -136,7 +136,7 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
     host.c.data = c.host.data();
     if (o.progress && static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k) > 5e8)
       o.progress(fmt::format("float64 reference for {}x{}x{} (seed {})", shape.m, shape.n, shape.k, seed));
-    GEMMLAB_TRY(reference_gemm(host, reference));
+    GEMMLAB_TRY(ex.reference(host, reference));
   }
 
   std::vector<float> result(c.host.size());

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/reference.hpp"
 #include "gemmlab/status.hpp"
 #include "gemmlab/variant.hpp"
 
@@ -41,6 +42,10 @@ class Executor {
   // Called before every timed repetition, outside the timed region: evicts the inputs
   // from the caches a repetition would otherwise find them in (the L2 on a GPU).
   virtual Status flush_caches() = 0;
+  // The float64 reference of a problem whose data is in host memory (see reference.hpp).
+  // The CPU executor computes it on the host; the CUDA executor uses the device for
+  // large problems and checks that result against host dot products.
+  virtual Status reference(const GemmProblem& host_problem, ReferenceResult& out) = 0;
   // Runs `work` once between two timestamps and stores the elapsed milliseconds.
   virtual Status time_once(const std::function<Status()>& work, double& milliseconds) = 0;
 };

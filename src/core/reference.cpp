@@ -41,7 +41,9 @@ std::vector<double> unpack(const Matrix& x, bool transposed, std::int64_t rows, 
   return out;
 }
 
-void finish(const GemmProblem& p, ReferenceResult& out) {
+}  // namespace
+
+void apply_alpha_beta(const GemmProblem& p, ReferenceResult& out) {
   // value = alpha * sum + beta * C0; magnitude = |alpha| * sum|.| + |beta| * |C0|.
   // beta = 0 never reads C0 (it may hold NaN on purpose).
   for (std::int64_t i = 0; i < p.m; ++i)
@@ -58,6 +60,8 @@ void finish(const GemmProblem& p, ReferenceResult& out) {
       out.magnitude[idx] = magnitude;
     }
 }
+
+namespace {
 
 Status prepare(const GemmProblem& p, ReferenceResult& out) {
   GEMMLAB_TRY(validate(p));
@@ -105,7 +109,7 @@ Status reference_gemm(const GemmProblem& p, ReferenceResult& out) {
       }
     }
   }
-  finish(p, out);
+  apply_alpha_beta(p, out);
   return Status::ok();
 }
 
@@ -127,7 +131,7 @@ Status reference_gemm_naive(const GemmProblem& p, ReferenceResult& out) {
         out.magnitude[static_cast<std::size_t>(i * p.n + j)] = mag;
       }
   }
-  finish(p, out);
+  apply_alpha_beta(p, out);
   return Status::ok();
 }
 

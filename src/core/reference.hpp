@@ -20,6 +20,10 @@ struct ReferenceResult {
 
 Status reference_gemm(const GemmProblem& problem, ReferenceResult& out);
 
+// The last step of both: value <- alpha * value + beta * C0 and the same for the
+// magnitude (beta = 0 does not read C0), for a result holding the bare sums.
+void apply_alpha_beta(const GemmProblem& problem, ReferenceResult& out);
+
 // The textbook triple loop in float64, for testing the reference itself.
 Status reference_gemm_naive(const GemmProblem& problem, ReferenceResult& out);
 

@@ -65,6 +65,9 @@ class CpuExecutor final : public Executor {
   // CPU rungs and the OpenBLAS anchor are timed alike on warm caches, as BLAS
   // benchmarks are; at the sizes that matter the operands exceed L2 anyway.
   Status flush_caches() override { return Status::ok(); }
+  Status reference(const GemmProblem& host_problem, ReferenceResult& out) override {
+    return reference_gemm(host_problem, out);
+  }
   Status time_once(const std::function<Status()>& work, double& milliseconds) override {
     const auto start = std::chrono::steady_clock::now();
     Status status = work();

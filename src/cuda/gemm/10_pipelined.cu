@@ -145,11 +145,9 @@ Status launch(const GemmArgs& g, bool trans_a, bool trans_b, cudaStream_t s) {
 // The tuning space, as data: each entry one instantiated configuration. kTable below
 // picks among them by problem shape; GEMMLAB_PIPELINED_CONFIG=<name> forces one (for
 // tuning sweeps: `GEMMLAB_PIPELINED_CONFIG=128x64 gemmlab bench --variants pipelined`).
-//                                  BM   BN  BK  WM  WN stages min blocks/SM
-using Tile128x128s3 = WarpTileConfig<128, 128, 16, 64, 32, 3, 2>;
-using Tile128x128s2 = WarpTileConfig<128, 128, 16, 64, 32, 2, 2>;
-using Tile128x128s4 = WarpTileConfig<128, 128, 16, 64, 32, 4, 2>;
-using Tile128x128k8 = WarpTileConfig<128, 128, 8, 64, 32, 4, 2>;
+//                                     BM   BN  BK  WM  WN stages min blocks/SM
+using Tile256x128 = WarpTileConfig<256, 128, 16, 64, 64, 3, 1>;
+using Tile128x128k8 = WarpTileConfig<128, 128, 8, 64, 64, 4, 2>;
 using Tile128x64 = WarpTileConfig<128, 64, 16, 64, 32, 3, 3>;
 using Tile64x64 = WarpTileConfig<64, 64, 16, 32, 32, 3, 4>;
 
@@ -165,17 +163,22 @@ constexpr PipelinedChoice choice(const char* name) {
           launch<Cfg>};
 }
 
-constexpr std::array kChoices = {choice<Tile128x128s3>("128x128s3"), choice<Tile128x128s2>("128x128s2"),
-                                 choice<Tile128x128s4>("128x128s4"), choice<Tile128x128k8>("128x128k8"),
+constexpr std::array kChoices = {choice<Tile256x128>("256x128"), choice<Tile128x128k8>("128x128k8"),
                                  choice<Tile128x64>("128x64"), choice<Tile64x64>("64x64")};
 
-// Largest tile first; the first whose grid gives every SM at least `min_waves` blocks.
+// Per transposition case, the configurations to try from the largest tile down: the
+// first whose grid gives every SM at least `min_waves` blocks is used. NN stages A
+// through registers and prefers the large 256 x 128 tile; when B is staged too (NT) the
+// registers run short there, and when A arrives by cp.async (TN, TT) the 128 x 128 tile
+// with BK = 8 measured best (H100 SXM, results/h100/tuning.md).
 struct TableEntry {
   const char* config;
   double min_waves;
 };
-constexpr std::array kTable = {TableEntry{"128x128s3", 1.0}, TableEntry{"128x64", 1.0},
-                               TableEntry{"64x64", 0.0}};
+constexpr std::array kTableNN = {TableEntry{"256x128", 1.0}, TableEntry{"128x64", 1.0},
+                                 TableEntry{"64x64", 0.0}};
+constexpr std::array kTableOther = {TableEntry{"128x128k8", 1.0}, TableEntry{"128x64", 1.0},
+                                    TableEntry{"64x64", 0.0}};
 
 int sm_count() {
   static const int count = [] {
@@ -194,23 +197,26 @@ const PipelinedChoice* find_choice(std::string_view name) {
   return nullptr;
 }
 
-const PipelinedChoice& pick(long long m, long long n) {
+const PipelinedChoice& pick(const RowMajorGemm& g) {
   static const PipelinedChoice* forced = [] {
     const char* env = std::getenv("GEMMLAB_PIPELINED_CONFIG");
     return env ? find_choice(env) : nullptr;
   }();
   if (forced) return *forced;
-  for (const TableEntry& e : kTable) {
-    const PipelinedChoice& c = *find_choice(e.config);
-    const double blocks = static_cast<double>(ceil_div(m, c.bm)) * ceil_div(n, c.bn);
-    if (blocks >= e.min_waves * sm_count()) return c;
-  }
-  return kChoices.back();
+  const auto choose = [&](const auto& table) -> const PipelinedChoice& {
+    for (const TableEntry& e : table) {
+      const PipelinedChoice& c = *find_choice(e.config);
+      const double blocks = static_cast<double>(ceil_div(g.m, c.bm)) * ceil_div(g.n, c.bn);
+      if (blocks >= e.min_waves * sm_count()) return c;
+    }
+    return *find_choice(table.back().config);
+  };
+  return !g.trans_a && !g.trans_b ? choose(kTableNN) : choose(kTableOther);
 }
 
 Status run(const GemmProblem& p, Stream stream) {
   const RowMajorGemm rm = canonicalize(p);
-  return pick(rm.m, rm.n).launch(make_args(rm), rm.trans_a, rm.trans_b, static_cast<cudaStream_t>(stream));
+  return pick(rm).launch(make_args(rm), rm.trans_a, rm.trans_b, static_cast<cudaStream_t>(stream));
 }
 
 }  // namespace
@@ -231,7 +237,7 @@ Variant pipelined_variant() {
   v.run = run;
   v.model = [](const GemmProblem& p) {
     const RowMajorGemm rm = canonicalize(p);
-    const PipelinedChoice& c = pick(rm.m, rm.n);
+    const PipelinedChoice& c = pick(rm);
     Traffic t = minimum_traffic(p);
     set_loads_per_fma(t, p, 1.0 / c.bn + 1.0 / c.bm);
     t.threads_per_block = c.threads;

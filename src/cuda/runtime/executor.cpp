@@ -6,6 +6,7 @@
 #include "core/system_info.hpp"
 #include "cuda/runtime/buffer.hpp"
 #include "cuda/runtime/device.hpp"
+#include "cuda/runtime/reference_gpu.hpp"
 
 namespace gemmlab {
 namespace {
@@ -68,6 +69,9 @@ class CudaExecutor final : public Executor {
   Status flush_caches() override {
     CUDA_CHECK(cudaMemsetAsync(flush_.data(), 0, flush_.bytes(), stream_.get()));
     return Status::ok();
+  }
+  Status reference(const GemmProblem& host_problem, ReferenceResult& out) override {
+    return cuda::reference_on_device(host_problem, stream_.get(), out);
   }
   Status time_once(const std::function<Status()>& work, double& milliseconds) override {
     CUDA_CHECK(cudaEventRecord(start_.get(), stream_.get()));
