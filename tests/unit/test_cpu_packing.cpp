@@ -188,8 +188,8 @@ TEST_P(MicroKernelTest, MatchesFloat64AndHonoursBetaZero) {
 
 INSTANTIATE_TEST_SUITE_P(Isas, MicroKernelTest,
                          ::testing::Values(Isa::Avx512, Isa::Avx2, Isa::Portable),
-                         [](const ::testing::TestParamInfo<Isa>& info) {
-                           return std::string(to_string(info.param));
+                         [](const ::testing::TestParamInfo<Isa>& param) {
+                           return std::string(to_string(param.param));
                          });
 
 // The rules of blocking_for, on this machine's caches and on made-up ones.
@@ -209,7 +209,9 @@ TEST(Blocking, FootprintsFitTheCachesTheyAreMeantFor) {
       EXPECT_EQ(b.mc % b.mr, 0);
       EXPECT_EQ(b.nc % b.nr, 0);
       EXPECT_LE(b.nr * b.kc * 4, caches.l1d);      // B micro-panel in L1
-      if (b.kc < 1024) EXPECT_GT(b.nr * (b.kc + 8) * 4, caches.l1d);  // ... nor much smaller
+      if (b.kc < 1024) {
+        EXPECT_GT(b.nr * (b.kc + 8) * 4, caches.l1d);  // ... nor much smaller
+      }
       EXPECT_LE(b.mc * b.kc * 4, caches.l2 / 4);     // A block in a quarter of L2
       EXPECT_LE(b.kc * b.nc * 4, caches.l3 / 2);     // B block in half of L3
     }
