@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -20,6 +21,11 @@
 #include "cpu/packing.hpp"
 #include "cpu/workspace.hpp"
 #include "support/seeds.hpp"
+
+namespace gemmlab {
+// gtest prints test parameters through PrintTo found by argument-dependent lookup.
+[[maybe_unused]] static void PrintTo(Isa isa, std::ostream* os) { *os << to_string(isa); }
+}  // namespace gemmlab
 
 namespace gemmlab::cpu {
 namespace {
