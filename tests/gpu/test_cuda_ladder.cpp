@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cstdlib>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -133,6 +135,35 @@ TEST(CudaLadder, ScaleOnlyProblems) {
   records.clear();
   ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
   expect_all_pass(records, "alpha=0");
+}
+
+// Every entry of the pipelined rung's tuning table, forced in turn, on every transposition,
+// with 16-byte-aligned rows (pad 4 on a multiple of 4) and without (odd sizes): each
+// instantiation has its own launch setup (dynamic shared memory above 48 KB for some).
+TEST(CudaLadder, EveryPipelinedConfiguration) {
+  REQUIRE_CUDA(ex);
+  // The names of src/cuda/gemm/10_pipelined.cu's kChoices; a stale name fails can_implement.
+  for (const char* config : {"256x128", "128x128k8", "128x64", "64x64"}) {
+    ASSERT_EQ(setenv("GEMMLAB_PIPELINED_CONFIG", config, 1), 0);
+    for (Op a : {Op::N, Op::T})
+      for (Op b : {Op::N, Op::T})
+        for (const auto& [shape, pad] : {std::pair{bench::Shape{300, 260, 68}, std::int64_t{4}},
+                                         std::pair{bench::Shape{301, 259, 67}, std::int64_t{0}}}) {
+          bench::Options o;
+          o.variants = {"pipelined"};
+          o.shapes = {shape};
+          o.op_a = a;
+          o.op_b = b;
+          o.ld_padding = pad;
+          o.beta = 0.5;
+          o.seed = fresh_seed();
+          o.time = false;
+          std::vector<bench::Record> records;
+          ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
+          expect_all_pass(records, fmt::format("config {} {}{} pad {}", config, to_string(a), to_string(b), pad));
+        }
+  }
+  unsetenv("GEMMLAB_PIPELINED_CONFIG");
 }
 
 // Large enough that every block of every rung is busy, and k long enough that rounding
