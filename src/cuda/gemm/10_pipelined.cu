@@ -160,19 +160,18 @@ constexpr PipelinedChoice choice(const char* name) {
 constexpr std::array kChoices = {choice<Tile256x128>("256x128"), choice<Tile128x128k8>("128x128k8"),
                                  choice<Tile128x64>("128x64"), choice<Tile64x64>("64x64")};
 
-// Per transposition case, the configurations to try from the largest tile down: the
-// first whose grid has at least `min_waves` blocks per SM is used (0.9: 2048^2 gives
-// 128 large tiles for 132 SMs, still faster than 512 small ones). NN stages A
-// through registers and prefers the large 256 x 128 tile; when B is staged too (NT) the
-// registers run short there, and when A arrives by cp.async (TN, TT) the 128 x 128 tile
-// with BK = 8 measured best (H100 SXM, results/h100/tuning.md).
+// Per way A arrives, the configurations to try from the largest tile down: the first
+// whose grid has at least `min_waves` blocks per SM is used (0.9: 2048^2 gives 128
+// large tiles for 132 SMs, still faster than 512 small ones). Staged through registers
+// (NN, NT) the 256 x 128 tile measured best; by cp.async (TN, TT) the 128 x 128 tile
+// with BK = 8 (H100 SXM, results/h100/tuning.md).
 struct TableEntry {
   const char* config;
   double min_waves;
 };
-constexpr std::array kTableNN = {TableEntry{"256x128", 0.9}, TableEntry{"128x64", 1.0},
+constexpr std::array kTableStagedA = {TableEntry{"256x128", 0.9}, TableEntry{"128x64", 1.0},
                                  TableEntry{"64x64", 0.0}};
-constexpr std::array kTableOther = {TableEntry{"128x128k8", 1.0}, TableEntry{"128x64", 1.0},
+constexpr std::array kTableAsyncA = {TableEntry{"128x128k8", 1.0}, TableEntry{"128x64", 1.0},
                                     TableEntry{"64x64", 0.0}};
 
 int sm_count() {
@@ -204,7 +203,7 @@ const PipelinedChoice& pick(const RowMajorGemm& g) {
     }
     return *find_choice(table.back().config);
   };
-  return !g.trans_a && !g.trans_b ? choose(kTableNN) : choose(kTableOther);
+  return g.trans_a ? choose(kTableAsyncA) : choose(kTableStagedA);
 }
 
 Status run(const GemmProblem& p, Stream stream) {
