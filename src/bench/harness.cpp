@@ -62,13 +62,16 @@ double percentile(std::vector<double> sorted, double q) {
   return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
 }
 
+// `c_initial`: with beta != 0 every run reads C, so C is restored from this copy before
+// each repetition (outside the timed region); otherwise |beta| > 1 would grow C until it
+// overflows, and the timed runs would compute on infinities.
 Status time_variant(const Options& o, Executor& ex, const Variant& v, const GemmProblem& problem,
-                    Timing& timing) {
+                    const Buffer* c_initial, Timing& timing) {
   const auto launch = [&] { return gemm(problem, v, ex.stream()); };
   for (int i = 0; i < o.warmup; ++i) GEMMLAB_TRY(launch());
   GEMMLAB_TRY(ex.synchronize());
   std::vector<double> samples;
-  samples.reserve(static_cast<std::size_t>(o.max_reps));
+  samples.reserve(static_cast<std::size_t>(std::max(o.max_reps, 0)));
   double total_ms = 0;
   const auto keep_going = [&] {
     const int reps = static_cast<int>(samples.size());
@@ -77,12 +80,14 @@ Status time_variant(const Options& o, Executor& ex, const Variant& v, const Gemm
     return reps < o.min_reps || total_ms < o.min_seconds * 1e3;
   };
   while (keep_going()) {
+    if (c_initial) GEMMLAB_TRY(ex.copy_within(problem.c.data, c_initial->data(), c_initial->bytes()));
     GEMMLAB_TRY(ex.flush_caches());
     double ms = 0;
     GEMMLAB_TRY(ex.time_once(launch, ms));
     samples.push_back(ms);
     total_ms += ms;
   }
+  if (samples.empty()) return {StatusCode::InvalidValue, "timing options allow no repetition (max_reps < 1)"};
   std::sort(samples.begin(), samples.end());
   timing.reps = static_cast<int>(samples.size());
   timing.median_ms = percentile(samples, 0.5);
@@ -140,6 +145,11 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
   }
 
   std::vector<float> result(c.host.size());
+  std::unique_ptr<Buffer> c_initial;
+  if (o.time && o.beta != 0.0) {
+    GEMMLAB_TRY(ex.allocate(c.host.size() * sizeof(float), c_initial));
+    GEMMLAB_TRY(ex.upload(c_initial->data(), c.host.data(), c.host.size() * sizeof(float)));
+  }
   for (const Variant* v : selected) {
     Record r;
     r.backend = std::string(to_string(v->backend));
@@ -179,7 +189,7 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
       }
     }
     if (status && o.time) {
-      status = time_variant(o, ex, *v, problem, r.timing);
+      status = time_variant(o, ex, *v, problem, c_initial.get(), r.timing);
       if (status) {
         r.timed = true;
         r.gflops = r.model.flops / (r.timing.median_ms * 1e-3) * 1e-9;

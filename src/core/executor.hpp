@@ -37,6 +37,8 @@ class Executor {
   virtual Status allocate(std::size_t bytes, std::unique_ptr<Buffer>& out) = 0;
   virtual Status upload(void* dst, const void* src, std::size_t bytes) = 0;
   virtual Status download(void* dst, const void* src, std::size_t bytes) = 0;
+  // Copies within the executor's own memory (device to device on a GPU).
+  virtual Status copy_within(void* dst, const void* src, std::size_t bytes) = 0;
   virtual Status synchronize() = 0;
 
   // Called before every timed repetition, outside the timed region: evicts the inputs

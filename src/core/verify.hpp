@@ -39,7 +39,7 @@ struct Verification {
 };
 
 // Compares `result` (the problem's C as the variant left it, copied to the host) with the
-// reference. `padding_before` is C's buffer before the run: the elements between the
+// reference. `buffer_before` is C's buffer before the run: the elements between the
 // contiguous extent and ld must be unchanged. `poisoned` says C held NaN before the run
 // (beta = 0), so any NaN left is an unwritten element.
 Verification verify(const GemmProblem& problem, std::span<const float> result,

@@ -61,6 +61,10 @@ class CpuExecutor final : public Executor {
     std::memcpy(dst, src, bytes);
     return Status::ok();
   }
+  Status copy_within(void* dst, const void* src, std::size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+    return Status::ok();
+  }
   Status synchronize() override { return Status::ok(); }
   // CPU rungs and the OpenBLAS anchor are timed alike on warm caches, as BLAS
   // benchmarks are; at the sizes that matter the operands exceed L2 anyway.

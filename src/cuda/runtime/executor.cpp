@@ -62,6 +62,10 @@ class CudaExecutor final : public Executor {
     CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
     return Status::ok();
   }
+  Status copy_within(void* dst, const void* src, std::size_t bytes) override {
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_.get()));
+    return Status::ok();
+  }
   Status synchronize() override {
     CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
     return Status::ok();
