@@ -1,8 +1,8 @@
 // Rung 6 (cpu): the packed kernel of rung 5 on every core. The threads form a grid:
 // ways_ic split the rows of C (each packs its own A block into its own L2), ways_jr split
 // the NR panels of the shared B block (packed by the whole team into L3, double-buffered,
-// one barrier per KC block). On 2 cores a square problem gets 2 x 1 (rows); on 16, e.g.
-// 2048^2 gets 16 x 1 (each thread ~128 rows) and a wide short problem 1 x 16 or 2 x 8.
+// one barrier per KC block). On 2 cores a square problem gets 2 x 1 (rows); on 16, 2048^2
+// gets 8 x 2, a single row 1 x 16, a tall 4096 x 16 problem 16 x 1 (team_shape()).
 //
 // The threads are a persistent pool (created on first use), and every thread's packing
 // buffer grows once and is reused: the untimed verification run pays for both.

@@ -1,7 +1,7 @@
 // The AVX2 + FMA micro-kernel: a 6 x 16 tile of C in twelve ymm registers.
 //
 // Per step p of kc: two aligned loads of B (16 floats), six broadcasts of A, twelve FMAs
-// (12 FMA per 8 loads = 1.5; 192 flops per 24 loaded floats). Twelve independent
+// (12 FMA per 8 loads = 1.5; 192 flops per 22 loaded floats). Twelve independent
 // accumulators cover the FMA latency (4 cycles) times two FMA ports with room to spare;
 // 12 + 2 + 1 = 15 of the 16 ymm registers. The accumulators are named variables, not an
 // array: GCC keeps an array of vectors on the stack and reloads it every step.

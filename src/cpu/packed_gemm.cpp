@@ -39,17 +39,23 @@ void store_edge(const float* tile, int tile_ld, float* c, std::int64_t ldc, std:
 }  // namespace
 
 TeamShape team_shape(int threads, std::int64_t m, std::int64_t n, const Blocking& b) {
+  // Per step of k, the busiest thread multiplies rows_t x cols_t elements of C and packs its
+  // rows_t rows of A itself (threads that share rows each pack them). Packing an element
+  // costs about as much as kPackFmas multiply-adds (one cycle, two 8-wide FMA pipes).
+  constexpr std::int64_t kPackFmas = 16;
   const std::int64_t row_panels = ceil_div(m, b.mr);
   const std::int64_t col_panels = ceil_div(std::min(n, b.nc), b.nr);
   TeamShape best{threads, threads, 1};
-  std::int64_t best_tiles = -1;
+  std::int64_t best_cost = -1;
   for (int ic = threads; ic >= 1; --ic) {
     if (threads % ic != 0) continue;
     const int jr = threads / ic;
-    const std::int64_t tiles = ceil_div(row_panels, ic) * ceil_div(col_panels, jr);
-    if (best_tiles < 0 || tiles < best_tiles) {
+    const std::int64_t rows_t = ceil_div(row_panels, ic) * b.mr;
+    const std::int64_t cols_t = ceil_div(col_panels, jr) * b.nr;
+    const std::int64_t cost = rows_t * (cols_t + kPackFmas);
+    if (best_cost < 0 || cost < best_cost) {  // ties keep the larger ic (less A packing)
       best = {threads, ic, jr};
-      best_tiles = tiles;
+      best_cost = cost;
     }
   }
   return best;

@@ -30,8 +30,11 @@ struct TeamShape {
   int ways_ic = 1, ways_jr = 1;
 };
 
-// The grid for `threads` threads on this problem that gives the busiest thread the fewest
-// micro-tiles; among equals, more ways over rows (each thread then packs less of A).
+// The grid for `threads` threads on this problem that gives the busiest thread the least
+// work: its micro-tiles plus the A rows it packs (threads sharing rows each pack them);
+// among equals, more ways over rows. 2 threads on 2048^2: 2 x 1; 16 threads on 2048^2:
+// 8 x 2 (each thread 258 rows and 64 of the 128 B panels, 1 MiB of B per KC block, which
+// it re-reads from L2/L3 for each of its A blocks); m = 1: 1 x threads.
 TeamShape team_shape(int threads, std::int64_t m, std::int64_t n, const Blocking& blocking);
 
 // Floats of workspace a problem needs: one packed A block per thread, two packed B blocks

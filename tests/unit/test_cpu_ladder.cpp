@@ -232,27 +232,36 @@ TEST(CpuLoopOrder, CostModelPicksTheSeedsOrder) {
   EXPECT_EQ(order.loops[2], 2);  // innermost p
 }
 
-// The thread grid: every thread used, and the busiest thread never has more tiles than a
-// one-dimensional split would give it.
+// The thread grid: every thread used, the busiest thread within 10 % of the fewest
+// micro-tiles any grid gives, and the shapes docs/cpu-ladder.md describes.
 TEST(CpuThreaded, TeamShapeUsesEveryThreadAndBalances) {
-  const cpu::Blocking b{6, 16, 256, 240, 4096};
+  const cpu::Blocking b{6, 16, 512, 60, 8192};
+  const auto tiles = [&](const Dims& d, int ic, int jr) {
+    const std::int64_t rows = (d.m + b.mr - 1) / b.mr;
+    const std::int64_t cols = (std::min(d.n, b.nc) + b.nr - 1) / b.nr;
+    return ((rows + ic - 1) / ic) * ((cols + jr - 1) / jr);
+  };
   for (const int threads : {1, 2, 3, 16})
     for (const Dims& d : {Dims{2048, 2048, 2048}, Dims{1, 4096, 64}, Dims{4096, 16, 64},
-                          Dims{13, 37, 5}}) {
+                          Dims{1000, 1000, 1000}, Dims{4096, 256, 64}, Dims{13, 37, 5}}) {
       SCOPED_TRACE(std::to_string(threads) + " threads, " + std::to_string(d.m) + "x" +
                    std::to_string(d.n));
       const cpu::TeamShape t = cpu::team_shape(threads, d.m, d.n, b);
       EXPECT_EQ(t.threads, threads);
       EXPECT_EQ(t.ways_ic * t.ways_jr, threads);
-      const std::int64_t rows = (d.m + b.mr - 1) / b.mr;
-      const std::int64_t cols = (std::min(d.n, b.nc) + b.nr - 1) / b.nr;
-      const auto busiest = [&](int ic, int jr) { return ((rows + ic - 1) / ic) * ((cols + jr - 1) / jr); };
-      EXPECT_LE(busiest(t.ways_ic, t.ways_jr), busiest(threads, 1));
-      EXPECT_LE(busiest(t.ways_ic, t.ways_jr), busiest(1, threads));
+      std::int64_t fewest = tiles(d, threads, 1);
+      for (int ic = 1; ic <= threads; ++ic)
+        if (threads % ic == 0) fewest = std::min(fewest, tiles(d, ic, threads / ic));
+      EXPECT_LE(static_cast<double>(tiles(d, t.ways_ic, t.ways_jr)), 1.1 * static_cast<double>(fewest));
     }
-  // A single row of C cannot be split by rows: the panels of B are.
-  EXPECT_EQ(cpu::team_shape(2, 1, 4096, b).ways_jr, 2);
-  EXPECT_EQ(cpu::team_shape(2, 2048, 2048, b).ways_ic, 2);
+  EXPECT_EQ(cpu::team_shape(2, 2048, 2048, b).ways_ic, 2);   // rows split, B shared
+  EXPECT_EQ(cpu::team_shape(2, 4096, 256, b).ways_ic, 2);    // not 1 x 2: A packed once
+  EXPECT_EQ(cpu::team_shape(2, 1, 4096, b).ways_jr, 2);      // one row: split B's panels
+  EXPECT_EQ(cpu::team_shape(16, 1, 4096, b).ways_jr, 16);
+  EXPECT_EQ(cpu::team_shape(16, 4096, 16, b).ways_ic, 16);
+  const cpu::TeamShape square16 = cpu::team_shape(16, 2048, 2048, b);
+  EXPECT_EQ(square16.ways_ic, 8);
+  EXPECT_EQ(square16.ways_jr, 2);
 }
 
 // The pool runs every thread id exactly once per call, and the barrier separates phases:
