@@ -167,6 +167,28 @@ TEST_P(CpuLadder, BlockBoundaries) {
       }
 }
 
+// Problems large enough (over 2^21 multiply-adds) for the threaded rung to form a team on
+// any machine with two or more cores: a single row (the team splits B's panels), several
+// KC blocks (the double-buffered shared B block is reused), more than one NC block, with
+// beta = 0 over NaN and transposed operands. The other rungs run them too.
+TEST_P(CpuLadder, ProblemsLargeEnoughForATeam) {
+  testing::Seeds seeds;
+  const Blocking b = blocking();
+  const std::vector<Dims> shapes = {
+      {1, 4099, 2 * b.kc + 7},          // one row of C
+      {1001, 37, 2 * b.kc + 61},        // three KC blocks, rows split
+      {2 * b.mr + 1, b.nc + b.nr + 1, 64},  // two NC blocks
+  };
+  for (const Dims& d : shapes)
+    for (const Op op : kOps) {
+      ASSERT_GT(d.m * d.n * d.k, std::int64_t{1} << 21);
+      const ProblemSpec spec{.m = d.m, .n = d.n, .k = d.k, .op_a = op, .op_b = op,
+                             .layout = Layout::RowMajor, .ld_padding = 1, .alpha = -1.5,
+                             .beta = 0.0, .seed = seeds.next(), .nan_c = true};
+      check(spec, seeds);
+    }
+}
+
 // Tall and skinny, short and wide, k = 1, a single row or column, column-major storage.
 TEST_P(CpuLadder, AwkwardShapes) {
   testing::Seeds seeds;
