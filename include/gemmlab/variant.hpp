@@ -37,6 +37,16 @@ struct Traffic {
   std::int64_t threads_per_block = 0;
 };
 
+// The kernel a CUDA rung launches for a problem, for `explain` (cudaFuncGetAttributes and
+// the occupancy API need the kernel itself). `function` is the kernel's host-side symbol,
+// type-erased so that this header compiles without CUDA.
+struct KernelInfo {
+  const void* function = nullptr;
+  std::string name;            // "smem_tiled_kernel<16, 0, N, N>"
+  int threads_per_block = 0;
+  int dynamic_smem_bytes = 0;
+};
+
 struct Variant {
   std::string name;        // unique within its backend: "smem_tiled_32"
   Backend backend = Backend::Cpu;
@@ -54,6 +64,9 @@ struct Variant {
   // Only called on validated problems with m, n > 0 and k > 0 and alpha != 0.
   std::function<Status(const GemmProblem&, Stream)> run;
   std::function<Traffic(const GemmProblem&)> model;
+  // Optional (CUDA rungs): the kernel run() launches for this problem. Empty for library
+  // anchors and CPU rungs. Ask after a run: some rungs raise kernel attributes on first use.
+  std::function<Status(const GemmProblem&, KernelInfo&)> kernel_info;
 };
 
 }  // namespace gemmlab

@@ -195,6 +195,7 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
         r.gflops = r.model.flops / (r.timing.median_ms * 1e-3) * 1e-9;
       }
     }
+    if (status && o.inspect) o.inspect(problem, *v, r);
     if (!status) {
       r.status = "error";
       r.message = status.describe();

@@ -15,6 +15,8 @@
 
 namespace gemmlab::bench {
 
+struct Record;
+
 struct Shape {
   std::int64_t m, n, k;
 };
@@ -37,6 +39,9 @@ struct Options {
   double max_seconds = 3.0;
   // Progress for runs longer than a few seconds: the CLI prints it on stderr.
   std::function<void(const std::string&)> progress;
+  // Called once per rung and shape that ran without error, after its timing, while the
+  // problem's data is still allocated (explain reads kernel attributes here).
+  std::function<void(const GemmProblem&, const Variant&, const Record&)> inspect;
 };
 
 struct Timing {

@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <fstream>
 
+#include "bench/explain.hpp"
 #include "bench/harness.hpp"
+#include "bench/lab_report.hpp"
 #include "bench/report.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
@@ -56,6 +58,7 @@ void add_selection_options(CLI::App& c, SelectionArgs& a, bool timing_options) {
     c.add_option("--min-time", a.min_time, "Minimum seconds of timed runs per variant")
         ->check(CLI::Range(0.0, 600.0));
     c.add_flag("--no-verify", a.no_verify, "Skip verification (timing only)");
+    c.add_flag("--explain", a.explain, "Print each rung's model, roofline bound and occupancy beside it");
   }
 }
 
@@ -121,7 +124,12 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
   if (args.format == "table") fmt::print(stderr, "seed {}\n", o.seed);
 
   std::vector<bench::Record> records;
-  if (Status s = bench::run(o, *executor, records); !s) {
+  std::vector<bench::Explanation> explanations;
+  bench::ExplainContext explain_context;
+  const Status ran = args.explain ? bench::explain(o, *executor, explain_context, explanations)
+                                  : bench::run(o, *executor, records);
+  for (const bench::Explanation& e : explanations) records.push_back(e.record);
+  if (Status s = ran; !s) {
     fmt::print(stderr, "gemmlab: {}\n", s.describe());
     close_output();
     return s.code() == StatusCode::InvalidValue ? kExitUsage : kExitFailure;
@@ -129,12 +137,16 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
 
   bench::RunContext context{verify_only ? "verify" : "bench", std::string(to_string(backend)),
                             executor->describe(), o};
-  if (args.format == "json")
-    fmt::print(out, "{}\n", bench::to_json(records, context).dump(2));
-  else if (args.format == "csv")
+  if (args.format == "json") {
+    nlohmann::json doc = bench::to_json(records, context);
+    if (args.explain) bench::attach_explanations(doc, explanations, explain_context);
+    fmt::print(out, "{}\n", doc.dump(2));
+  } else if (args.format == "csv") {
     fmt::print(out, "{}", bench::format_csv(records));
-  else
+  } else {
     fmt::print(out, "{}", bench::format_table(records, context));
+    if (args.explain) fmt::print(out, "{}", bench::format_explain_table(explanations, explain_context));
+  }
   close_output();
 
   int failures = 0;

@@ -28,6 +28,31 @@ struct SelectionArgs {
   std::string format = "table";
   std::string output;
   bool no_verify = false;
+  bool explain = false;  // bench --explain: the model next to each measurement
+};
+
+// gemmlab explain VARIANT.
+struct ExplainArgs {
+  std::string variants;
+  std::string backend = "auto";
+  std::string mnk;
+  std::string trans = "NN";
+  std::string layout = "row";
+  std::uint64_t seed = 0;
+  int reps = 0;
+  std::string format = "table";
+  std::string output;
+  bool no_verify = false;
+};
+
+// gemmlab mem.
+struct MemArgs {
+  std::string experiments;
+  std::string format = "table";
+  std::string output;
+  int reps = 0;     // 0: the lab's default
+  int warmup = -1;  // -1: the lab's default
+  bool list = false;
 };
 
 void add_selection_options(CLI::App& command, SelectionArgs& args, bool timing_options);
@@ -35,5 +60,10 @@ void add_selection_options(CLI::App& command, SelectionArgs& args, bool timing_o
 int run_list(const std::string& backend, const std::string& format);
 // verify_only: the verify subcommand (correctness only, awkward default shapes).
 int run_bench(const SelectionArgs& args, bool verify_only);
+
+void add_explain_options(CLI::App& command, ExplainArgs& args);
+int run_explain(const ExplainArgs& args);
+int run_device(const std::string& format);
+int run_mem(const MemArgs& args);
 
 }  // namespace gemmlab::cli

@@ -28,6 +28,24 @@ int main(int argc, char** argv) {
       "verify", "Check every selected variant against the float64 reference (no timing)");
   add_selection_options(*verify, verify_args, false);
 
+  ExplainArgs explain_args;
+  CLI::App* explain = app.add_subcommand(
+      "explain", "A rung's model (flops, CGMA, traffic, roofline, occupancy) next to its measurement");
+  add_explain_options(*explain, explain_args);
+
+  std::string device_format = "table";
+  CLI::App* device = app.add_subcommand("device", "Device facts and measured ceilings (copy, read, FMA, SGEMM)");
+  device->add_option("--format", device_format, "table or json")->check(CLI::IsMember({"table", "json"}));
+
+  MemArgs mem_args;
+  CLI::App* mem = app.add_subcommand("mem", "The memory lab: verified bandwidth sweeps against the copy ceiling");
+  mem->add_option("--experiments", mem_args.experiments, "Comma-separated experiment names (default: all)");
+  mem->add_option("--format", mem_args.format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
+  mem->add_option("--output", mem_args.output, "Write the report to this file instead of stdout");
+  mem->add_option("--reps", mem_args.reps, "Timed repetitions per row")->check(CLI::Range(1, 100000));
+  mem->add_option("--warmup", mem_args.warmup, "Untimed repetitions per row")->check(CLI::Range(0, 1000));
+  mem->add_flag("--list", mem_args.list, "List the experiments and exit");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -43,6 +61,9 @@ int main(int argc, char** argv) {
     if (*list) return run_list(list_backend, list_format);
     if (*bench) return run_bench(bench_args, false);
     if (*verify) return run_bench(verify_args, true);
+    if (*explain) return run_explain(explain_args);
+    if (*device) return run_device(device_format);
+    if (*mem) return run_mem(mem_args);
   } catch (const UsageError& e) {
     fmt::print(stderr, "gemmlab: {}\n", e.message);
     return kExitUsage;

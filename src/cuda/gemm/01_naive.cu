@@ -3,6 +3,7 @@
 // warp read 32 different rows of A and write 32 different rows of C: no coalescing.
 // CGMA = 1 (two 4-byte loads per multiply-add).
 #include "cuda/gemm/common.cuh"
+#include "cuda/gemm/kernel_info.hpp"
 #include "cuda/gemm/rungs.hpp"
 #include "cuda/runtime/check.hpp"
 
@@ -35,6 +36,15 @@ Status run(const GemmProblem& problem, Stream stream) {
   return Status::ok();
 }
 
+// For explain: the instantiation run() launches for this problem.
+Status kernel_info(const GemmProblem& problem, KernelInfo& out) {
+  const RowMajorGemm rm = canonicalize(problem);
+  return dispatch_trans(rm.trans_a, rm.trans_b, [&](auto ta, auto tb) {
+    return describe_kernel(out, naive_kernel<decltype(ta)::value, decltype(tb)::value>,
+                           kernel_name("naive_kernel", rm.trans_a, rm.trans_b), kBlockRows * kBlockCols);
+  });
+}
+
 }  // namespace
 
 Variant naive_variant() {
@@ -45,6 +55,7 @@ Variant naive_variant() {
   v.config = {{{"block_rows", kBlockRows}, {"block_cols", kBlockCols}}};
   v.can_implement = [](const GemmProblem& p) { return require_f32_simt(p, "naive"); };
   v.run = run;
+  v.kernel_info = kernel_info;
   v.model = [](const GemmProblem& p) {
     Traffic t = minimum_traffic(p);
     set_loads_per_fma(t, p, 2.0);

@@ -4,6 +4,7 @@
 // element of A (a broadcast). CGMA is still 1; what changes is how many bytes each
 // request drags in from DRAM (seed 001: coalesced vs permuted access).
 #include "cuda/gemm/common.cuh"
+#include "cuda/gemm/kernel_info.hpp"
 #include "cuda/gemm/rungs.hpp"
 #include "cuda/runtime/check.hpp"
 
@@ -36,6 +37,15 @@ Status run(const GemmProblem& problem, Stream stream) {
   return Status::ok();
 }
 
+// For explain: the instantiation run() launches for this problem.
+Status kernel_info(const GemmProblem& problem, KernelInfo& out) {
+  const RowMajorGemm rm = canonicalize(problem);
+  return dispatch_trans(rm.trans_a, rm.trans_b, [&](auto ta, auto tb) {
+    return describe_kernel(out, coalesced_kernel<decltype(ta)::value, decltype(tb)::value>,
+                           kernel_name("coalesced_kernel", rm.trans_a, rm.trans_b), kBlockRows * kBlockCols);
+  });
+}
+
 }  // namespace
 
 Variant coalesced_variant() {
@@ -46,6 +56,7 @@ Variant coalesced_variant() {
   v.config = {{{"block_cols", kBlockCols}, {"block_rows", kBlockRows}}};
   v.can_implement = [](const GemmProblem& p) { return require_f32_simt(p, "coalesced"); };
   v.run = run;
+  v.kernel_info = kernel_info;
   v.model = [](const GemmProblem& p) {
     Traffic t = minimum_traffic(p);
     set_loads_per_fma(t, p, 2.0);

@@ -4,6 +4,7 @@
 // memory, and wait again before the tiles are overwritten. Each element loaded from
 // global memory is used TILE_WIDTH times: CGMA = TILE_WIDTH.
 #include "cuda/gemm/common.cuh"
+#include "cuda/gemm/kernel_info.hpp"
 #include "cuda/gemm/rungs.hpp"
 #include "cuda/gemm/smem_tiled.hpp"
 #include "cuda/runtime/check.hpp"
@@ -54,6 +55,21 @@ template Status run_smem_tiled<16, 0>(const GemmArgs&, bool, bool, cudaStream_t)
 template Status run_smem_tiled<32, 0>(const GemmArgs&, bool, bool, cudaStream_t);
 template Status run_smem_tiled<32, 1>(const GemmArgs&, bool, bool, cudaStream_t);
 
+// For explain: the instantiation run_smem_tiled launches for this problem.
+template <int TileWidth, int Padding>
+Status smem_tiled_kernel_info(const GemmProblem& problem, KernelInfo& out) {
+  const RowMajorGemm rm = canonicalize(problem);
+  const std::string name = kernel_name("smem_tiled_kernel", rm.trans_a, rm.trans_b,
+                                       std::to_string(TileWidth) + ", " + std::to_string(Padding) + ", ");
+  return dispatch_trans(rm.trans_a, rm.trans_b, [&](auto ta, auto tb) {
+    return describe_kernel(out, smem_tiled_kernel<TileWidth, Padding, decltype(ta)::value, decltype(tb)::value>, name,
+                           TileWidth * TileWidth);
+  });
+}
+template Status smem_tiled_kernel_info<16, 0>(const GemmProblem&, KernelInfo&);
+template Status smem_tiled_kernel_info<32, 0>(const GemmProblem&, KernelInfo&);
+template Status smem_tiled_kernel_info<32, 1>(const GemmProblem&, KernelInfo&);
+
 Traffic smem_tiled_model(const GemmProblem& p, int tile_width, int padding) {
   Traffic t = minimum_traffic(p);
   // Per phase each thread loads one element of A and one of B, then does TILE_WIDTH FMAs.
@@ -77,6 +93,7 @@ Variant smem_tiled_variant(int tile_width) {
                             : run_smem_tiled<32, 0>(make_args(rm), rm.trans_a, rm.trans_b, s);
   };
   v.model = [tile_width](const GemmProblem& p) { return smem_tiled_model(p, tile_width, 0); };
+  v.kernel_info = tile_width == 16 ? smem_tiled_kernel_info<16, 0> : smem_tiled_kernel_info<32, 0>;
   return v;
 }
 

@@ -27,6 +27,7 @@ Variant smem_padded_variant() {
                                                 static_cast<cudaStream_t>(stream));
   };
   v.model = [](const GemmProblem& p) { return smem_tiled_model(p, kTileWidth, kPadding); };
+  v.kernel_info = smem_tiled_kernel_info<kTileWidth, kPadding>;
   return v;
 }
 

@@ -86,6 +86,7 @@ Variant pitched_variant() {
   v.config = {{{"TILE_WIDTH", kTileWidth}, {"padding", kPadding}}};
   v.can_implement = [](const GemmProblem& p) { return require_f32_simt(p, "pitched"); };
   v.run = run;
+  v.kernel_info = smem_tiled_kernel_info<kTileWidth, kPadding>;  // the copies are cudaMemcpy2D
   v.model = [](const GemmProblem& p) {
     Traffic t = smem_tiled_model(p, kTileWidth, kPadding);
     // The copies read and write A and B once more.

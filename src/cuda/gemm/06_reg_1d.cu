@@ -3,6 +3,7 @@
 // of B it reads from shared memory is kept in a register and reused TM times, and the
 // TM partial sums live in registers. Shared-memory reads per FMA fall from 2 to 1 + 1/TM.
 #include "cuda/gemm/common.cuh"
+#include "cuda/gemm/kernel_info.hpp"
 #include "cuda/gemm/rungs.hpp"
 #include "cuda/gemm/tile_copy.cuh"
 #include "cuda/runtime/check.hpp"
@@ -58,6 +59,15 @@ Status run(const GemmProblem& p, Stream stream) {
   return Status::ok();
 }
 
+// For explain: the instantiation run() launches for this problem.
+Status kernel_info(const GemmProblem& problem, KernelInfo& out) {
+  const RowMajorGemm rm = canonicalize(problem);
+  return dispatch_trans(rm.trans_a, rm.trans_b, [&](auto ta, auto tb) {
+    return describe_kernel(out, reg_1d_kernel<decltype(ta)::value, decltype(tb)::value>,
+                           kernel_name("reg_1d_kernel", rm.trans_a, rm.trans_b), Reg1dConfig::kThreads);
+  });
+}
+
 }  // namespace
 
 Variant reg_1d_variant() {
@@ -69,6 +79,7 @@ Variant reg_1d_variant() {
   v.config = {{{"BM", C::BM}, {"BN", C::BN}, {"BK", C::BK}, {"TM", C::TM}}};
   v.can_implement = [](const GemmProblem& p) { return require_f32_simt(p, "reg_1d"); };
   v.run = run;
+  v.kernel_info = kernel_info;
   v.model = [](const GemmProblem& p) {
     Traffic t = minimum_traffic(p);
     // A block loads BM*BK + BK*BN words per BM*BN*BK FMAs.

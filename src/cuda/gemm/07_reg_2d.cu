@@ -4,6 +4,7 @@
 // both i and j). Shared-memory reads per FMA: 1/TN + 1/TM. Larger block tiles (BM x BN)
 // also raise the CGMA ratio: each word loaded from global memory feeds BN (or BM) FMAs.
 #include "cuda/gemm/common.cuh"
+#include "cuda/gemm/kernel_info.hpp"
 #include "cuda/gemm/rungs.hpp"
 #include "cuda/gemm/tile_copy.cuh"
 #include "cuda/runtime/check.hpp"
@@ -65,6 +66,15 @@ Status run(const GemmProblem& p, Stream stream) {
   return Status::ok();
 }
 
+// For explain: the instantiation run() launches for this problem.
+Status kernel_info(const GemmProblem& problem, KernelInfo& out) {
+  const RowMajorGemm rm = canonicalize(problem);
+  return dispatch_trans(rm.trans_a, rm.trans_b, [&](auto ta, auto tb) {
+    return describe_kernel(out, reg_2d_kernel<decltype(ta)::value, decltype(tb)::value>,
+                           kernel_name("reg_2d_kernel", rm.trans_a, rm.trans_b), Reg2dConfig::kThreads);
+  });
+}
+
 }  // namespace
 
 Variant reg_2d_variant() {
@@ -76,6 +86,7 @@ Variant reg_2d_variant() {
   v.config = {{{"BM", C::BM}, {"BN", C::BN}, {"BK", C::BK}, {"TM", C::TM}, {"TN", C::TN}}};
   v.can_implement = [](const GemmProblem& p) { return require_f32_simt(p, "reg_2d"); };
   v.run = run;
+  v.kernel_info = kernel_info;
   v.model = [](const GemmProblem& p) {
     Traffic t = minimum_traffic(p);
     set_loads_per_fma(t, p, 1.0 / C::BN + 1.0 / C::BM);

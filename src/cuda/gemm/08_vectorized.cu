@@ -4,6 +4,7 @@
 // thread's TM elements of A for one k are contiguous, and both fragments are read with
 // 16-byte shared loads: 4 instructions per step of k instead of 16.
 #include "cuda/gemm/common.cuh"
+#include "cuda/gemm/kernel_info.hpp"
 #include "cuda/gemm/rungs.hpp"
 #include "cuda/gemm/tile_copy.cuh"
 #include "cuda/runtime/check.hpp"
@@ -81,6 +82,20 @@ Status run(const GemmProblem& p, Stream stream) {
   return Status::ok();
 }
 
+// For explain: the instantiation run() launches for this problem (float4 loads when A's
+// and B's rows are 16-byte aligned, as in run()).
+Status kernel_info(const GemmProblem& problem, KernelInfo& out) {
+  const RowMajorGemm rm = canonicalize(problem);
+  const GemmArgs g = make_args(rm);
+  const bool vec_ab = rows_16b_aligned(g.a, g.lda) && rows_16b_aligned(g.b, g.ldb);
+  const std::string name = kernel_name("vectorized_kernel", rm.trans_a, rm.trans_b) + (vec_ab ? " float4" : " scalar");
+  return dispatch_trans(rm.trans_a, rm.trans_b, [&](auto ta, auto tb) {
+    constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
+    return vec_ab ? describe_kernel(out, vectorized_kernel<kTa, kTb, true>, name, VectorizedConfig::kThreads)
+                  : describe_kernel(out, vectorized_kernel<kTa, kTb, false>, name, VectorizedConfig::kThreads);
+  });
+}
+
 }  // namespace
 
 Variant vectorized_variant() {
@@ -92,6 +107,7 @@ Variant vectorized_variant() {
   v.config = {{{"BM", C::BM}, {"BN", C::BN}, {"BK", C::BK}, {"TM", C::TM}, {"TN", C::TN}, {"pad", C::kPad}}};
   v.can_implement = [](const GemmProblem& p) { return require_f32_simt(p, "vectorized"); };
   v.run = run;
+  v.kernel_info = kernel_info;
   v.model = [](const GemmProblem& p) {
     Traffic t = minimum_traffic(p);
     set_loads_per_fma(t, p, 1.0 / C::BN + 1.0 / C::BM);

@@ -4,6 +4,7 @@
 // every fragment read is a conflict-free float4, and each element read is shared by the
 // lanes of the other dimension (broadcast). BK doubles to 16 to halve the barriers.
 #include "cuda/gemm/common.cuh"
+#include "cuda/gemm/kernel_info.hpp"
 #include "cuda/gemm/rungs.hpp"
 #include "cuda/gemm/tile_copy.cuh"
 #include "cuda/gemm/warp_tile.cuh"
@@ -57,6 +58,20 @@ Status run(const GemmProblem& p, Stream stream) {
   return Status::ok();
 }
 
+// For explain: the instantiation run() launches for this problem (float4 loads when A's
+// and B's rows are 16-byte aligned, as in run()).
+Status kernel_info(const GemmProblem& problem, KernelInfo& out) {
+  const RowMajorGemm rm = canonicalize(problem);
+  const GemmArgs g = make_args(rm);
+  const bool vec_ab = rows_16b_aligned(g.a, g.lda) && rows_16b_aligned(g.b, g.ldb);
+  const std::string name = kernel_name("warptile_kernel", rm.trans_a, rm.trans_b) + (vec_ab ? " float4" : " scalar");
+  return dispatch_trans(rm.trans_a, rm.trans_b, [&](auto ta, auto tb) {
+    constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
+    return vec_ab ? describe_kernel(out, warptile_kernel<kTa, kTb, true>, name, WarptileConfig::kThreads)
+                  : describe_kernel(out, warptile_kernel<kTa, kTb, false>, name, WarptileConfig::kThreads);
+  });
+}
+
 }  // namespace
 
 Variant warptile_variant() {
@@ -69,6 +84,7 @@ Variant warptile_variant() {
                {"TM", C::TM}, {"TN", C::TN}, {"threads", C::kThreads}}};
   v.can_implement = [](const GemmProblem& p) { return require_f32_simt(p, "warptile"); };
   v.run = run;
+  v.kernel_info = kernel_info;
   v.model = [](const GemmProblem& p) {
     Traffic t = minimum_traffic(p);
     set_loads_per_fma(t, p, 1.0 / C::BN + 1.0 / C::BM);

@@ -1,0 +1,102 @@
+#include "bench/explain.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "cpu/rungs.hpp"
+
+namespace gemmlab::bench {
+namespace {
+
+std::string key(const std::string& variant, std::int64_t m, std::int64_t n, std::int64_t k) {
+  return fmt::format("{}|{}x{}x{}", variant, m, n, k);
+}
+
+KernelReport inspect_kernel(const GemmProblem& problem, const Variant& v, const cuda::DeviceFacts& facts) {
+  KernelReport r;
+  if (!v.kernel_info) {
+    r.why_not = v.anchor ? "a vendor library: its kernels are not ours to inspect"
+                         : "this rung does not name its kernel (no kernel_info)";
+    return r;
+  }
+  if (Status s = v.kernel_info(problem, r.info); !s) {
+    r.why_not = s.describe();
+    return r;
+  }
+  if (Status s = cuda::kernel_attributes(r.info, r.attributes); !s) {
+    r.why_not = s.describe();
+    return r;
+  }
+  r.available = true;
+  r.limits = sm_limits(facts, r.attributes.reserved_smem_per_block);
+  r.model = occupancy(r.limits, {r.info.threads_per_block, r.attributes.registers,
+                                 r.attributes.static_smem_bytes + r.info.dynamic_smem_bytes});
+  r.api_agrees = r.model.blocks == r.attributes.api_blocks_per_sm;
+  return r;
+}
+
+}  // namespace
+
+CpuModel cpu_model(const GemmProblem& problem, const Config& config) {
+  CpuModel m;
+  const cpu::LoopOrder order = cpu::choose_loop_order(canonicalize(problem));
+  m.cost = order.cost;
+  constexpr const char* kLoop[] = {"i", "j", "p"};
+  m.order = fmt::format("{} {} {}", kLoop[order.loops[0]], kLoop[order.loops[1]], kLoop[order.loops[2]]);
+  m.caches = cpu::cache_sizes();
+  const auto get = [&](const char* name) { return config.get(name, 0); };
+  const long long f = sizeof(float);
+  const auto add = [&](std::string tile, long long bytes, const char* cache, long long cache_bytes) {
+    if (bytes > 0) m.footprints.push_back({std::move(tile), bytes, cache, cache_bytes});
+  };
+  add("B tile (BK, BN)", get("BK") * get("BN") * f, "L2", m.caches.l2);
+  add("register block (TM, TN)", get("TM") * get("TN") * f, "registers", 0);
+  add("B micro-panel (KC, NR)", get("KC") * get("NR") * f, "L1d", m.caches.l1d);
+  add("A block (MC, KC)", get("MC") * get("KC") * f, "L2", m.caches.l2);
+  add("B panel (KC, NC)", get("KC") * get("NC") * f, "L3", m.caches.l3);
+  return m;
+}
+
+Status explain(const Options& options, Executor& executor, ExplainContext& context, std::vector<Explanation>& out) {
+  const bool on_cuda = executor.backend() == Backend::Cuda;
+  if (on_cuda) {
+    // A brief re-measure: the bound and the measurement come from the same run.
+    cuda::CeilingOptions co;
+    co.read = false;
+    co.sgemm = false;
+    co.buffer_l2_multiple = 4;
+    co.timing = {1, 5};
+    GEMMLAB_TRY(cuda::measure_ceilings(co, context.facts, context.ceilings));
+    context.have_ceilings = true;
+  }
+  std::map<std::string, KernelReport> kernels;
+  std::map<std::string, CpuModel> cpus;
+  Options o = options;
+  o.inspect = [&](const GemmProblem& problem, const Variant& v, const Record& r) {
+    const std::string k = key(r.variant, r.m, r.n, r.k);
+    if (v.backend == Backend::Cuda) kernels[k] = inspect_kernel(problem, v, context.facts);
+    else cpus[k] = cpu_model(problem, v.config);
+  };
+  std::vector<Record> records;
+  GEMMLAB_TRY(run(o, executor, records));
+  out.clear();
+  for (Record& r : records) {
+    Explanation e;
+    const std::string k = key(r.variant, r.m, r.n, r.k);
+    if (auto it = kernels.find(k); it != kernels.end()) e.kernel = it->second;
+    if (auto it = cpus.find(k); it != cpus.end()) e.cpu = it->second;
+    if (on_cuda && context.have_ceilings) {
+      e.roofline = roofline(r.model, context.ceilings.memcpy_gbs, context.ceilings.fma_gflops);
+      if (r.timed && r.timing.median_ms > 0) {
+        e.fraction_of_bound = e.roofline->bound_ms / r.timing.median_ms;
+        e.fraction_of_seed_bound = e.roofline->seed_ms / r.timing.median_ms;
+      }
+    }
+    e.record = std::move(r);
+    out.push_back(std::move(e));
+  }
+  return Status::ok();
+}
+
+}  // namespace gemmlab::bench

@@ -1,0 +1,46 @@
+// The streaming kernels that set the bandwidth ceilings, shared by `gemmlab device` and
+// the alignment experiment: a float4 copy with several loads in flight per thread, and a
+// reduction-style read that sums every word (so nothing can be optimised away and the
+// sum proves every word was read). Launchers only; the kernels are in streaming.cu.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <array>
+#include <cstdint>
+
+#include "gemmlab/status.hpp"
+
+namespace gemmlab::cuda::mem {
+
+inline constexpr int kStreamThreads = 256;
+// Loads in flight per thread that the copy and read kernels are instantiated for.
+inline constexpr std::array<int, 4> kUnrolls = {1, 2, 4, 8};
+
+// out[i] <- in[i] for n4 16-byte words; each thread loads `unroll` words (a block's
+// loads of one step are consecutive: coalesced) before it stores any.
+Status copy_float4(const void* in, void* out, long long n4, int unroll, cudaStream_t stream);
+
+// *total += sum of the 32-bit words of in[0 .. 4 n4) (mod 2^32); `blocks` persistent
+// blocks stride over the data, `unroll` 16-byte loads in flight per thread, one atomic
+// per block.
+Status read_sum(const void* in, long long n4, int unroll, int blocks, unsigned* total, cudaStream_t stream);
+
+// One element of T per thread: out[i] <- in[i], i < n (T = float, float2, float4).
+template <class T>
+Status copy_one_per_thread(const void* in, void* out, long long n, cudaStream_t stream);
+
+// data[i] <- k * i + seed (mod 2^32): a fill whose sum has a closed form.
+Status fill_linear(void* data, long long words, std::uint32_t k, std::uint32_t seed, cudaStream_t stream);
+
+// Sum of k * i + seed over i < n, mod 2^32.
+inline std::uint32_t linear_sum(std::uint64_t n, std::uint32_t k, std::uint32_t seed) {
+  // n (n - 1) / 2 fits 64 bits for n < 2^32; wrap the rest in 32-bit arithmetic.
+  const std::uint64_t pairs = n % 2 == 0 ? (n / 2) * (n - 1) : n * ((n - 1) / 2);
+  return static_cast<std::uint32_t>(pairs) * k + static_cast<std::uint32_t>(n) * seed;
+}
+
+// Persistent-grid size for the read kernel: every resident block slot once.
+int resident_blocks(int sm_count, int max_threads_per_sm);
+
+}  // namespace gemmlab::cuda::mem

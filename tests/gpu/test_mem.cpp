@@ -1,0 +1,120 @@
+// The memory lab on a GPU: every experiment runs and every row's data check passes; the
+// ceilings are measured and checked; and the occupancy API agrees with the model
+// (bench/model.hpp) for every rung that names its kernel. Label: gpu; skipped without a device.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "bench/explain.hpp"
+#include "bench/harness.hpp"
+#include "core/random.hpp"
+#include "cuda/lab.hpp"
+#include "gemmlab/registry.hpp"
+
+namespace gemmlab {
+namespace {
+
+#define REQUIRE_DEVICE() \
+  if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device on this machine (or no CUDA in this build)"
+
+class MemLab : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MemLab, ExperimentRunsAndEveryRowArrivesIntact) {
+  REQUIRE_DEVICE();
+  cuda::MemOptions o;
+  o.experiments = {GetParam()};
+  o.timing = {0, 1};            // correctness, not speed
+  o.buffer_l2_multiple = 2;     // smaller buffers: still past L2
+  cuda::MemReport report;
+  const Status s = cuda::run_mem(o, report);
+  ASSERT_TRUE(s.is_ok()) << s.describe();
+  ASSERT_FALSE(report.rows.empty());
+  EXPECT_TRUE(report.ceilings.passed());
+  for (const cuda::MemRow& r : report.rows) {
+    SCOPED_TRACE(fmt::format("{} {} {}={}", r.experiment, r.variant, r.param_name, r.param));
+    EXPECT_EQ(r.experiment, GetParam());
+    EXPECT_TRUE(r.checked);
+    EXPECT_TRUE(r.passed) << r.mismatches << " words not intact; " << r.note;
+    EXPECT_GT(r.time.median_ms, 0.0);
+    EXPECT_GT(r.gbs, 0.0);
+  }
+}
+
+std::vector<std::string> experiment_names() {
+  std::vector<std::string> names;
+  for (const cuda::MemExperimentInfo& e : cuda::mem_experiments()) names.push_back(e.name);
+  if (names.empty()) names.push_back("none_in_this_build");
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Experiments, MemLab, ::testing::ValuesIn(experiment_names()),
+                         [](const ::testing::TestParamInfo<std::string>& param) { return param.param; });
+
+TEST(MemLabCeilings, EveryCeilingIsMeasuredAndItsDataChecked) {
+  REQUIRE_DEVICE();
+  cuda::CeilingOptions o;
+  o.timing = {1, 3};
+  o.sgemm_n = 2048;
+  o.buffer_l2_multiple = 2;
+  cuda::DeviceFacts facts;
+  cuda::Ceilings c;
+  const Status s = cuda::measure_ceilings(o, facts, c);
+  ASSERT_TRUE(s.is_ok()) << s.describe();
+  for (const cuda::CeilingRow& r : c.rows) {
+    SCOPED_TRACE(r.name);
+    EXPECT_TRUE(r.passed) << r.check;
+    EXPECT_GT(r.value, 0.0);
+  }
+  EXPECT_GT(c.memcpy_gbs, 0.0);
+  EXPECT_GT(c.copy_kernel_gbs, 0.0);
+  EXPECT_GT(c.read_gbs, 0.0);
+  EXPECT_GT(c.fma_gflops, 0.0);
+  EXPECT_GT(c.sgemm_gflops, 0.0);
+  // Sanity, not targets: nothing beats the theoretical bandwidth by more than noise.
+  EXPECT_LT(c.read_gbs, 1.05 * facts.theoretical_bandwidth_gbs);
+}
+
+TEST(MemLabOccupancy, ApiAgreesWithTheModelForEveryRungKernel) {
+  REQUIRE_DEVICE();
+  std::unique_ptr<Executor> ex;
+  ASSERT_TRUE(make_cuda_executor(ex).is_ok());
+  cuda::DeviceFacts facts;
+  cuda::Ceilings unused;
+  cuda::CeilingOptions none;
+  none.copy = none.read = none.fma = none.sgemm = false;
+  ASSERT_TRUE(cuda::measure_ceilings(none, facts, unused).is_ok());  // the facts only
+  for (const char* trans : {"NN", "TT"}) {
+    bench::Options o;
+    o.shapes = {{256, 192, 128}};
+    o.op_a = trans[0] == 'T' ? Op::T : Op::N;
+    o.op_b = trans[1] == 'T' ? Op::T : Op::N;
+    o.seed = fresh_seed();
+    o.time = false;
+    int inspected = 0;
+    o.inspect = [&](const GemmProblem& p, const Variant& v, const bench::Record&) {
+      if (!v.kernel_info) return;
+      SCOPED_TRACE(fmt::format("{} {}", v.name, trans));
+      KernelInfo info;
+      ASSERT_TRUE(v.kernel_info(p, info).is_ok());
+      cuda::KernelAttributes a;
+      const Status s = cuda::kernel_attributes(info, a);
+      ASSERT_TRUE(s.is_ok()) << s.describe();
+      const bench::Occupancy model = bench::occupancy(
+          bench::sm_limits(facts, a.reserved_smem_per_block),
+          {info.threads_per_block, a.registers, a.static_smem_bytes + info.dynamic_smem_bytes});
+      EXPECT_EQ(model.blocks, a.api_blocks_per_sm)
+          << info.name << ": " << a.registers << " registers, " << a.static_smem_bytes << " + "
+          << info.dynamic_smem_bytes << " bytes of shared memory, " << info.threads_per_block << " threads";
+      EXPECT_GT(model.blocks, 0);
+      EXPECT_EQ(a.local_bytes, 0) << info.name << " spills or keeps arrays in local memory";
+      ++inspected;
+    };
+    std::vector<bench::Record> records;
+    ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
+    for (const bench::Record& r : records) EXPECT_EQ(r.status, "ok") << r.variant << ": " << r.message;
+    EXPECT_GE(inspected, 9) << "every SIMT rung up to warptile names its kernel";
+  }
+}
+
+}  // namespace
+}  // namespace gemmlab
