@@ -14,6 +14,7 @@
 
 #include "cuda/arch/cp_async.cuh"
 #include "cuda/gemm/common.cuh"
+#include "cuda/gemm/kernel_info.hpp"
 #include "cuda/gemm/rungs.hpp"
 #include "cuda/gemm/tile_copy.cuh"
 #include "cuda/gemm/warp_tile.cuh"
@@ -206,6 +207,32 @@ const PipelinedChoice& pick(const RowMajorGemm& g) {
   return g.trans_a ? choose(kTableAsyncA) : choose(kTableStagedA);
 }
 
+// For explain: the kernel run() launches for this problem (configuration, transposition,
+// float4 or scalar loads) with its dynamic shared memory. Configurations by kChoices' names.
+template <class Cfg>
+Status describe_pipelined(const RowMajorGemm& rm, const char* config, KernelInfo& out) {
+  const GemmArgs g = make_args(rm);
+  const bool vec_ab = rows_16b_aligned(g.a, g.lda) && rows_16b_aligned(g.b, g.ldb);
+  const std::string name = kernel_name("pipelined_kernel", rm.trans_a, rm.trans_b, std::string(config) + ", ") +
+                           (vec_ab ? " float4" : " scalar");
+  return dispatch_trans(rm.trans_a, rm.trans_b, [&](auto ta, auto tb) {
+    constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
+    constexpr int kBytes = PipelinedLayout<Cfg>::kSmemBytes;
+    return vec_ab ? describe_kernel(out, pipelined_kernel<Cfg, kTa, kTb, true>, name, Cfg::kThreads, kBytes)
+                  : describe_kernel(out, pipelined_kernel<Cfg, kTa, kTb, false>, name, Cfg::kThreads, kBytes);
+  });
+}
+
+Status kernel_info(const GemmProblem& p, KernelInfo& out) {
+  const RowMajorGemm rm = canonicalize(p);
+  const std::string_view config = pick(rm).name;
+  if (config == "256x128") return describe_pipelined<Tile256x128>(rm, "256x128", out);
+  if (config == "128x128k8") return describe_pipelined<Tile128x128k8>(rm, "128x128k8", out);
+  if (config == "128x64") return describe_pipelined<Tile128x64>(rm, "128x64", out);
+  if (config == "64x64") return describe_pipelined<Tile64x64>(rm, "64x64", out);
+  return {StatusCode::InternalError, "pipelined kernel_info: no kernel for configuration " + std::string(config)};
+}
+
 Status run(const GemmProblem& p, Stream stream) {
   const RowMajorGemm rm = canonicalize(p);
   return pick(rm).launch(make_args(rm), rm.trans_a, rm.trans_b, static_cast<cudaStream_t>(stream));
@@ -227,6 +254,7 @@ Variant pipelined_variant() {
     return require_f32_simt(p, "pipelined");
   };
   v.run = run;
+  v.kernel_info = kernel_info;
   v.model = [](const GemmProblem& p) {
     const RowMajorGemm rm = canonicalize(p);
     const PipelinedChoice& c = pick(rm);
