@@ -111,6 +111,7 @@ std::string format_device_table(const cuda::DeviceFacts& f, const cuda::Ceilings
   std::string out = fmt::format("gemmlab device | {} | commit {} ({})\n\n", f.name, b.commit, b.build_type);
   // In the order of DeviceFacts, not alphabetical.
   const std::pair<const char*, std::string> rows[] = {
+      {"device ordinal", std::to_string(f.ordinal)},
       {"compute capability", fmt::format("{}.{}", f.cc_major, f.cc_minor)},
       {"SMs", std::to_string(f.sm_count)},
       {"SM clock max / now", fmt::format("{} / {} MHz", f.max_sm_clock_mhz, f.current_sm_clock_mhz)},
