@@ -91,4 +91,11 @@ decltype(auto) dispatch_trans(bool trans_a, bool trans_b, Launch&& launch) {
 // What every f32 SIMT rung requires: f32 data and math, dimensions within int.
 Status require_f32_simt(const GemmProblem& problem, const char* rung);
 
+// The current device's SM count (read once; 1 if unreadable), for persistent grids and
+// wave-aware tile choices.
+int device_sm_count();
+
+// The current device's compute capability as 10 * major + minor (read once; 0 if unreadable).
+int device_compute_capability();
+
 }  // namespace gemmlab::cuda

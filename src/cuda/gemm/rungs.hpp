@@ -15,6 +15,7 @@ Variant reg_2d_variant();                     // 07_reg_2d.cu
 Variant vectorized_variant();                 // 08_vectorized.cu
 Variant warptile_variant();                   // 09_warptile.cu
 Variant pipelined_variant();                  // 10_pipelined.cu
+Variant wgmma_ws_bf16_variant();              // 13_wgmma_ws_bf16.cu
 Variant cublas_sgemm_variant();               // cublas.cu: the anchor
 
 }  // namespace gemmlab::cuda
