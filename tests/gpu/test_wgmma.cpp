@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <vector>
@@ -75,8 +76,9 @@ Matrix shaped(std::int64_t rows, std::int64_t cols, Layout layout, DType type, s
   return x;
 }
 
-// Runs `variant` on the case and checks every element of C against the reference.
-void check_case(const Variant& variant, const Case& c, std::uint64_t seed) {
+// Runs `variant` on the case and checks every element of C against the reference. Returns
+// false (checking nothing) when the variant refuses the layout and `may_refuse` is set.
+bool check_case(const Variant& variant, const Case& c, std::uint64_t seed, bool may_refuse = false) {
   SCOPED_TRACE(describe(c) + fmt::format(" seed {}", seed));
   GemmProblem host;
   host.m = c.m;
@@ -87,46 +89,68 @@ void check_case(const Variant& variant, const Case& c, std::uint64_t seed) {
   host.alpha = c.alpha;
   host.beta = c.beta;
   host.compute = variant.compute;
-  host.a = c.op_a == Op::N ? shaped(c.m, c.k, c.layout, DType::BF16, c.pad) : shaped(c.k, c.m, c.layout, DType::BF16, c.pad);
-  host.b = c.op_b == Op::N ? shaped(c.k, c.n, c.layout, DType::BF16, c.pad) : shaped(c.n, c.k, c.layout, DType::BF16, c.pad);
+  const DType in = variant.input;
+  host.a = c.op_a == Op::N ? shaped(c.m, c.k, c.layout, in, c.pad) : shaped(c.k, c.m, c.layout, in, c.pad);
+  host.b = c.op_b == Op::N ? shaped(c.k, c.n, c.layout, in, c.pad) : shaped(c.n, c.k, c.layout, in, c.pad);
   host.c = shaped(c.m, c.n, c.layout, DType::F32, c.pad);
 
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<std::uint16_t> a(static_cast<std::size_t>(host.a.span_elements())), b(static_cast<std::size_t>(host.b.span_elements()));
+  // Inputs in their storage type: bf16 bits, or float32 (which tf32 math truncates).
+  const std::size_t bytes = storage_bytes(in);
+  std::vector<unsigned char> a(static_cast<std::size_t>(host.a.span_elements()) * bytes),
+      b(static_cast<std::size_t>(host.b.span_elements()) * bytes);
   std::vector<float> c0(static_cast<std::size_t>(host.c.span_elements()));
-  for (auto& x : a) x = to_bf16(dist(rng));
-  for (auto& x : b) x = to_bf16(dist(rng));
+  for (std::vector<unsigned char>* x : {&a, &b})
+    for (std::size_t i = 0; i < x->size(); i += bytes) {
+      const float v = dist(rng);
+      if (in == DType::BF16) {
+        const std::uint16_t h = to_bf16(v);
+        std::memcpy(x->data() + i, &h, 2);
+      } else {
+        std::memcpy(x->data() + i, &v, 4);
+      }
+    }
   // beta = 0: C holds NaN, which must neither leak nor survive.
   for (auto& x : c0) x = c.beta == 0.0 ? std::numeric_limits<float>::quiet_NaN() : dist(rng);
   host.a.data = a.data();
   host.b.data = b.data();
   host.c.data = c0.data();
-  ASSERT_TRUE(validate(host).is_ok());
+  EXPECT_TRUE(validate(host).is_ok());
   ReferenceResult ref;
-  ASSERT_TRUE(reference_gemm(host, ref).is_ok());
+  if (!reference_gemm(host, ref).is_ok()) {
+    ADD_FAILURE() << "reference failed";
+    return false;
+  }
 
-  DeviceArray da(a.size() * 2), db(b.size() * 2), dc(c0.size() * 4);
-  ASSERT_EQ(cudaMemcpy(da.p, a.data(), a.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(db.p, b.data(), b.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(dc.p, c0.data(), c0.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  DeviceArray da(a.size()), db(b.size()), dc(c0.size() * 4);
+  EXPECT_EQ(cudaMemcpy(da.p, a.data(), a.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(db.p, b.data(), b.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(dc.p, c0.data(), c0.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
   GemmProblem dev = host;
   dev.a.data = da.p;
   dev.b.data = db.p;
   dev.c.data = dc.p;
   const Status can = variant.can_implement(dev);
-  ASSERT_TRUE(can.is_ok()) << can.describe();
+  if (!can.is_ok() && may_refuse) {
+    EXPECT_EQ(can.code(), StatusCode::NotSupported) << can.describe();
+    return false;
+  }
+  EXPECT_TRUE(can.is_ok()) << can.describe();
+  if (!can.is_ok()) return false;
   const Status ran = variant.run(dev, nullptr);
-  ASSERT_TRUE(ran.is_ok()) << ran.describe();
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_TRUE(ran.is_ok()) << ran.describe();
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   std::vector<float> got(c0.size());
-  ASSERT_EQ(cudaMemcpy(got.data(), dc.p, got.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(got.data(), dc.p, got.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
 
   // Products of bf16 values are exact in f32; the tensor cores accumulate in (about) f32.
-  // Bound: gamma(k + 2, 2^-23) * magnitude + 2^-24 |value| for the final rounding.
+  // tf32 math drops the low 13 bits of each f32 input: 2^-10 relative per input, so
+  // 2^-9 per product. Bound: (input error + gamma(k + 2, 2^-23)) * magnitude + 2^-24 |value|.
+  const double input_error = in == DType::BF16 ? 0.0 : 0x1p-9;
   const double u = 0x1p-23;
   const double terms = static_cast<double>(c.k + 2);
-  const double gamma = terms * u / (1 - terms * u);
+  const double gamma = input_error + terms * u / (1 - terms * u);
   std::int64_t bad = 0, unwritten = 0;
   for (std::int64_t i = 0; i < c.m; ++i)
     for (std::int64_t j = 0; j < c.n; ++j) {
@@ -149,9 +173,10 @@ void check_case(const Variant& variant, const Case& c, std::uint64_t seed) {
       const bool same = std::isnan(c0[at]) ? std::isnan(got[at]) : got[at] == c0[at];
       if (!same) {
         ADD_FAILURE() << "C's padding was written at line " << line << ", element " << e;
-        return;
+        return true;
       }
     }
+  return true;
 }
 
 const std::vector<std::int64_t> kShapes[] = {
@@ -206,6 +231,24 @@ TEST(Wgmma, Bf16RefusesWhatTmaCannotAddress) {
   const Status t = v.can_implement(p);
   EXPECT_FALSE(t.is_ok());
   EXPECT_NE(t.describe().find("B"), std::string::npos) << t.describe();
+}
+
+
+// tf32 reads both operands K-major: row-major NT and column-major TN run, the other
+// layouts are refused (NotSupported), never answered wrong.
+TEST(Wgmma, Tf32KMajorLayoutsRunOthersAreRefused) {
+  REQUIRE_HOPPER();
+  const Variant v = cuda::wgmma_ws_tf32_variant();
+  std::uint64_t seed = fresh_seed();
+  int ran = 0;
+  for (Layout layout : {Layout::RowMajor, Layout::ColMajor})
+    for (Op op_a : {Op::N, Op::T})
+      for (Op op_b : {Op::N, Op::T})
+        for (const auto& s : kShapes) ran += check_case(v, {s[0], s[1], s[2], op_a, op_b, layout, 1.0, 0.0, 0}, seed++, true);
+  EXPECT_EQ(ran, 2 * static_cast<int>(std::size(kShapes)));  // row NT and col TN, every shape
+  check_case(v, {200, 300, 129, Op::N, Op::T, Layout::RowMajor, -1.5, 0.5, 8}, seed++);
+  check_case(v, {131, 257, 77, Op::T, Op::N, Layout::ColMajor, 0.25, -2.0, 24}, seed++);
+  check_case(v, {1024, 1536, 2048, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}, seed++);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ Variant vectorized_variant();                 // 08_vectorized.cu
 Variant warptile_variant();                   // 09_warptile.cu
 Variant pipelined_variant();                  // 10_pipelined.cu
 Variant wgmma_ws_bf16_variant();              // 13_wgmma_ws_bf16.cu
+Variant wgmma_ws_tf32_variant();              // 14_wgmma_ws_tf32.cu
 Variant cublas_sgemm_variant();               // cublas.cu: the anchor
 
 }  // namespace gemmlab::cuda
