@@ -29,7 +29,7 @@ Variant wgmma_ws_bf16_variant() {
   v.name = kRung;
   v.backend = Backend::Cuda;
   v.input = DType::BF16;
-  v.compute = DType::BF16;
+  v.compute = DType::F32;  // exact bf16 products, f32 sums (precision_for(bf16))
   v.output = DType::F32;
   v.technique = "TMA + wgmma, producer warp and 2 consumer warpgroups, persistent grouped tiles";
   v.config = wgmma_ws::config_of(wgmma_ws::kBK<Element>);
