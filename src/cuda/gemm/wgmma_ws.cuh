@@ -302,6 +302,15 @@ Status check_problem(const GemmProblem& p, const std::string& rung) {
   return Status::ok();
 }
 
+// The persistent grid: the fewest blocks that finish the tiles in as many rounds as one
+// block per SM would (2048 tiles on 132 SMs: 16 rounds either way, so 128 blocks, each
+// with exactly 16 tiles, and every round a whole group of tile rows). Measured on an H100
+// at 8192^3 NN: 769-772 TFLOP/s against 759-761 with 132 blocks.
+inline int grid_size(int tiles) {
+  const int rounds = ceil_div(tiles, device_sm_count());
+  return ceil_div(tiles, rounds);
+}
+
 // One instantiation: its shared-memory limit raised once (a static per kernel, not per
 // kernel type: the four transpositions share one function-pointer type), then launched.
 template <class E, bool TransA, bool TransB>
@@ -322,8 +331,7 @@ Status run(const GemmProblem& p, Stream stream) {
   GEMMLAB_TRY(encode_tensor_map(tma_b<E>(g), "B", map_b));
   Epilogue e{static_cast<float*>(g.c), g.ldc, static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k),
              static_cast<float>(g.alpha), static_cast<float>(g.beta)};
-  const int tiles = ceil_div(g.m, kBM) * ceil_div(g.n, kBN);
-  const int grid = std::min(tiles, device_sm_count());
+  const int grid = grid_size(ceil_div(g.m, kBM) * ceil_div(g.n, kBN));
   if constexpr (E::kMnMajor) {
     return dispatch_trans(g.trans_a, g.trans_b, [&](auto ta, auto tb) -> Status {
       return launch<E, decltype(ta)::value, decltype(tb)::value>(grid, stream, map_a, map_b, e);
