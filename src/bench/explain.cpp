@@ -5,6 +5,7 @@
 #include <map>
 
 #include "cpu/rungs.hpp"
+#include "cpu/thread_pool.hpp"
 
 namespace gemmlab::bench {
 namespace {
@@ -36,7 +37,23 @@ KernelReport inspect_kernel(const GemmProblem& problem, const Variant& v, const 
   return r;
 }
 
+// The FMA peak on one thread and on all usable cores (the same kernel, the same options).
+Status measure_cpu_peaks(ExplainContext::CpuPeaks& peaks) {
+  cpu::FmaPeakOptions o;
+  GEMMLAB_TRY(cpu::measure_fma_peak(o, peaks.one_thread));
+  o.threads = cpu::usable_cores();
+  if (o.threads == 1) {
+    peaks.all_cores = peaks.one_thread;
+    return Status::ok();
+  }
+  return cpu::measure_fma_peak(o, peaks.all_cores);
+}
+
 }  // namespace
+
+const cpu::FmaPeak& matching_peak(const ExplainContext::CpuPeaks& peaks, int threads) {
+  return threads == 1 ? peaks.one_thread : peaks.all_cores;
+}
 
 CpuModel cpu_model(const GemmProblem& problem, const Config& config) {
   CpuModel m;
@@ -55,6 +72,7 @@ CpuModel cpu_model(const GemmProblem& problem, const Config& config) {
   add("B micro-panel (KC, NR)", get("KC") * get("NR") * f, "L1d", m.caches.l1d);
   add("A block (MC, KC)", get("MC") * get("KC") * f, "L2", m.caches.l2);
   add("B panel (KC, NC)", get("KC") * get("NC") * f, "L3", m.caches.l3);
+  if (get("MR") > 0) m.micro_kernel = micro_kernel_loads(get("MR"), get("NR"), get("VEC_BITS"));
   return m;
 }
 
@@ -68,14 +86,23 @@ Status explain(const Options& options, Executor& executor, ExplainContext& conte
     co.timing = {1, 5};
     GEMMLAB_TRY(cuda::measure_ceilings(co, context.facts, context.ceilings));
     context.have_ceilings = true;
+  } else {
+    ExplainContext::CpuPeaks peaks;
+    GEMMLAB_TRY(measure_cpu_peaks(peaks));
+    context.cpu_peaks = peaks;
   }
   std::map<std::string, KernelReport> kernels;
   std::map<std::string, CpuModel> cpus;
   Options o = options;
   o.inspect = [&](const GemmProblem& problem, const Variant& v, const Record& r) {
     const std::string k = key(r.variant, r.m, r.n, r.k);
-    if (v.backend == Backend::Cuda) kernels[k] = inspect_kernel(problem, v, context.facts);
-    else cpus[k] = cpu_model(problem, v.config);
+    if (v.backend == Backend::Cuda) {
+      kernels[k] = inspect_kernel(problem, v, context.facts);
+    } else {
+      CpuModel m = cpu_model(problem, v.config);
+      m.threads = v.threads > 0 ? v.threads : cpu::usable_cores();
+      cpus[k] = std::move(m);
+    }
   };
   std::vector<Record> records;
   GEMMLAB_TRY(run(o, executor, records));
@@ -85,6 +112,10 @@ Status explain(const Options& options, Executor& executor, ExplainContext& conte
     const std::string k = key(r.variant, r.m, r.n, r.k);
     if (auto it = kernels.find(k); it != kernels.end()) e.kernel = it->second;
     if (auto it = cpus.find(k); it != cpus.end()) e.cpu = it->second;
+    if (e.cpu && context.cpu_peaks) {
+      e.cpu->peak = matching_peak(*context.cpu_peaks, e.cpu->threads);
+      if (r.timed && e.cpu->peak->gflops > 0) e.cpu->fraction_of_peak = r.gflops / e.cpu->peak->gflops;
+    }
     if (on_cuda && context.have_ceilings) {
       e.roofline = roofline(r.model, context.ceilings.memcpy_gbs, context.ceilings.fma_gflops);
       if (r.timed && r.timing.median_ms > 0) {

@@ -3,7 +3,9 @@
 // roofline bound from ceilings measured in the same run, the kernel's registers and
 // shared/local memory, occupancy with its limiting resource (model and occupancy API),
 // and the measured time as a fraction of the bound. For a CPU rung: seed 002's innermost
-// loop costs and the tile footprints next to the cache sizes.
+// loop costs, the tile footprints next to the cache sizes, the packed micro-kernel's FMAs
+// per load, and the measured rate as a fraction of the FMA peak measured in the same run
+// by a register-only kernel (cpu/fma_peak.hpp) on as many threads.
 #pragma once
 
 #include <array>
@@ -15,6 +17,7 @@
 #include "bench/harness.hpp"
 #include "bench/model.hpp"
 #include "cpu/cache_info.hpp"
+#include "cpu/fma_peak.hpp"
 #include "cuda/lab.hpp"
 
 namespace gemmlab::bench {
@@ -42,6 +45,12 @@ struct CpuModel {
     long long cache_bytes = 0;
   };
   std::vector<Footprint> footprints;
+  // Packed rungs: the micro-kernel's work per k step, from MR, NR and VEC_BITS in the config.
+  std::optional<MicroKernelLoads> micro_kernel;
+  int threads = 1;  // the threads the rung uses (Variant::threads; 0 there = all cores)
+  // The rate against the FMA peak on as many threads (one thread, or all cores).
+  std::optional<cpu::FmaPeak> peak;
+  std::optional<double> fraction_of_peak;  // measured GFLOP/s / peak GFLOP/s
 };
 
 struct Explanation {
@@ -57,14 +66,25 @@ struct ExplainContext {
   cuda::DeviceFacts facts;
   cuda::Ceilings ceilings;  // copy bandwidth and FMA rate, re-measured briefly
   bool have_ceilings = false;
+  // CPU: the register-only FMA peak on one thread and on all usable cores, measured once
+  // per explain run before the rungs.
+  struct CpuPeaks {
+    cpu::FmaPeak one_thread, all_cores;
+  };
+  std::optional<CpuPeaks> cpu_peaks;
 };
 
 // Runs the selection through the harness (as bench does) and explains every record. On
-// the CUDA executor it first measures the copy bandwidth and the FMA rate.
+// the CUDA executor it first measures the copy bandwidth and the FMA rate; on the CPU
+// executor the FMA peak (cpu::measure_fma_peak) on one thread and on all cores.
 Status explain(const Options& options, Executor& executor, ExplainContext& context,
                std::vector<Explanation>& out);
 
 // Seed 002's model for a problem (exposed for tests).
 CpuModel cpu_model(const GemmProblem& problem, const Config& config);
+
+// The peak that matches a rung on `threads` threads (0 = all cores): one thread's for 1,
+// else all cores'.
+const cpu::FmaPeak& matching_peak(const ExplainContext::CpuPeaks& peaks, int threads);
 
 }  // namespace gemmlab::bench

@@ -55,6 +55,24 @@ json facts_json(const cuda::DeviceFacts& f) {
           {"current_memory_clock_mhz", f.current_memory_clock_mhz}};
 }
 
+json fma_peak_json(const cpu::FmaPeak& p) {
+  return {{"isa", std::string(to_string(p.isa))},
+          {"kernel", p.kernel},
+          {"threads", p.threads},
+          {"chains", p.chains},
+          {"lanes", p.lanes},
+          {"gflops", p.gflops},
+          {"min_gflops", p.min_gflops},
+          {"max_gflops", p.max_gflops},
+          {"reps", p.reps},
+          {"seconds_per_rep", p.seconds_per_rep},
+          {"steps_per_thread", p.steps_per_thread}};
+}
+
+json cpu_peaks_json(const ExplainContext::CpuPeaks& p) {
+  return {{"one_thread", fma_peak_json(p.one_thread)}, {"all_cores", fma_peak_json(p.all_cores)}};
+}
+
 json timing_json(const cuda::Timing& t) {
   return {{"median", t.median_ms}, {"min", t.min_ms}, {"max", t.max_ms}, {"reps", t.reps}};
 }
@@ -296,7 +314,19 @@ json explanation_json(const Explanation& e) {
                         {"l2_bytes", c.caches.l2},
                         {"l3_bytes", c.caches.l3},
                         {"cache_source", c.caches.source},
-                        {"footprints", footprints}};
+                        {"footprints", footprints},
+                        {"threads", c.threads}};
+    if (c.micro_kernel) {
+      const MicroKernelLoads& l = *c.micro_kernel;
+      out["cpu_model"]["micro_kernel"] = {{"lanes", l.lanes},
+                                          {"fmas_per_step", l.fmas},
+                                          {"broadcasts_per_step", l.broadcasts},
+                                          {"vector_loads_per_step", l.vector_loads},
+                                          {"loads_per_step", l.loads()},
+                                          {"fma_per_load", l.fma_per_load()}};
+    }
+    if (c.peak) out["cpu_model"]["peak"] = fma_peak_json(*c.peak);
+    if (c.fraction_of_peak) out["cpu_model"]["fraction_of_peak"] = *c.fraction_of_peak;
   }
   return out;
 }
@@ -371,6 +401,19 @@ std::string format_explain_table(const std::vector<Explanation>& list, const Exp
                    ? fmt::format("  {:<26} {:>10} bytes = {:.0f}% of {}\n", f.tile, f.bytes,
                                  100.0 * static_cast<double>(f.bytes) / static_cast<double>(f.cache_bytes), f.cache)
                    : fmt::format("  {:<26} {:>10} bytes ({})\n", f.tile, f.bytes, f.cache);
+      if (c.micro_kernel) {
+        const MicroKernelLoads& l = *c.micro_kernel;
+        out += fmt::format("  micro-kernel per k step    {} vector FMAs per {} loads ({} broadcasts of A + {} vectors "
+                           "of B, {} lanes) = {:.2f} FMA per load\n",
+                           l.fmas, l.loads(), l.broadcasts, l.vector_loads, l.lanes, l.fma_per_load());
+      }
+      if (c.peak) {
+        const cpu::FmaPeak& p = *c.peak;
+        out += "FMA peak (register-only kernel, measured in this run)\n";
+        out += fmt::format("  {} on {} thread{}: {:.1f} GFLOP/s (median of {}, {:.1f}-{:.1f}; {} chains x {} lanes)\n",
+                           p.kernel, p.threads, p.threads == 1 ? "" : "s", p.gflops, p.reps, p.min_gflops,
+                           p.max_gflops, p.chains, p.lanes);
+      }
     }
     out += "measured\n";
     if (r.timed) {
@@ -382,6 +425,10 @@ std::string format_explain_table(const std::vector<Explanation>& list, const Exp
     } else {
       out += "  not timed\n";
     }
+    if (e.cpu && e.cpu->fraction_of_peak)
+      out += fmt::format("  {:.1f}% of the FMA peak on {} thread{} ({:.1f} GFLOP/s, {})\n", 100 * *e.cpu->fraction_of_peak,
+                         e.cpu->peak->threads, e.cpu->peak->threads == 1 ? "" : "s", e.cpu->peak->gflops,
+                         to_string(e.cpu->peak->isa));
     if (e.fraction_of_bound)
       out += fmt::format("  {:.1f}% of the roofline bound; {:.1f}% of the seed 003 bound\n", 100 * *e.fraction_of_bound,
                          100 * e.fraction_of_seed_bound.value_or(0));
@@ -398,6 +445,7 @@ json explain_json(const std::vector<Explanation>& list, const ExplainContext& ct
     doc["device"] = facts_json(ctx.facts);
     doc["ceilings"] = ceilings_json(ctx.ceilings);
   }
+  if (ctx.cpu_peaks) doc["cpu_peak"] = cpu_peaks_json(*ctx.cpu_peaks);
   json results = json::array();
   for (const Explanation& e : list) {
     const Record& r = e.record;
@@ -426,6 +474,7 @@ void attach_explanations(json& doc, const std::vector<Explanation>& explanations
     doc["explain_device"] = facts_json(ctx.facts);
     doc["explain_ceilings"] = ceilings_json(ctx.ceilings);
   }
+  if (ctx.cpu_peaks) doc["explain_cpu_peak"] = cpu_peaks_json(*ctx.cpu_peaks);
   json& results = doc["results"];
   for (std::size_t i = 0; i < explanations.size() && i < results.size(); ++i)
     results[i]["explain"] = explanation_json(explanations[i]);

@@ -94,4 +94,18 @@ Roofline roofline(const Traffic& t, double bandwidth_gbs, double compute_gflops)
   return r;
 }
 
+std::optional<MicroKernelLoads> micro_kernel_loads(long long mr, long long nr, long long vector_bits) {
+  constexpr long long kFloatBits = 32;
+  if (mr <= 0 || nr <= 0 || vector_bits <= 0 || vector_bits % kFloatBits != 0)
+    return std::nullopt;
+  const long long lanes = vector_bits / kFloatBits;
+  if (nr % lanes != 0 || mr * nr > INT_MAX) return std::nullopt;
+  MicroKernelLoads l;
+  l.lanes = static_cast<int>(lanes);
+  l.fmas = static_cast<int>(mr * nr / lanes);
+  l.broadcasts = static_cast<int>(mr);
+  l.vector_loads = static_cast<int>(nr / lanes);
+  return l;
+}
+
 }  // namespace gemmlab::bench

@@ -4,6 +4,7 @@
 // tests check them against the seeds' hand computations.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -78,5 +79,22 @@ struct Roofline {
 };
 
 Roofline roofline(const Traffic& traffic, double bandwidth_gbs, double compute_gflops);
+
+// A packed CPU micro-kernel's work per step of k (one rank-1 update of its MR x NR tile of
+// C in vector registers of VL floats): MR x NR / VL vector FMAs fed by MR broadcasts of A
+// and NR / VL vector loads of B. AVX2 6 x 16 (VL 8): 12 FMAs per 8 loads; AVX-512 12 x 32
+// (VL 16): 24 per 14. The portable kernel's "FMA" is a multiply and an add.
+struct MicroKernelLoads {
+  int lanes = 0;         // VL: floats per vector register
+  int fmas = 0;          // vector FMAs per step: MR x NR / VL
+  int broadcasts = 0;    // of A: MR
+  int vector_loads = 0;  // of B: NR / VL
+  int loads() const { return broadcasts + vector_loads; }
+  double fma_per_load() const { return loads() > 0 ? static_cast<double>(fmas) / loads() : 0; }
+};
+
+// From the kernel's MR, NR and vector width in bits (the micro-kernel table); nullopt
+// unless MR, NR > 0, the width is a positive multiple of 32 bits and VL divides NR.
+std::optional<MicroKernelLoads> micro_kernel_loads(long long mr, long long nr, long long vector_bits);
 
 }  // namespace gemmlab::bench

@@ -1,6 +1,7 @@
 // The analytic model behind explain, against the seeds' hand computations: CGMA (seed 003
 // §4.1), shared memory per block and occupancy limits (§4.4), the CGMA bandwidth bound
-// (86.4 GB/s x CGMA / 4 on a G80), and seed 002's loop order.
+// (86.4 GB/s x CGMA / 4 on a G80), seed 002's loop order, and the packed micro-kernels'
+// FMAs per load from the kernel table.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 #include "bench/explain.hpp"
 #include "bench/model.hpp"
 #include "core/traffic.hpp"
+#include "cpu/microkernel.hpp"
+#include "cpu/rungs.hpp"
 #include "gemmlab/registry.hpp"
 
 namespace gemmlab::bench {
@@ -200,6 +203,52 @@ TEST(ModelCpu, RowMajorNnPutsJInnermost) {
   ASSERT_EQ(m.footprints.size(), 1u);
   EXPECT_EQ(m.footprints[0].bytes, 64 * 256 * 4);
   EXPECT_EQ(m.footprints[0].cache, "L2");
+  EXPECT_FALSE(m.micro_kernel);  // not a packed rung: no MR, NR, VEC_BITS
+}
+
+// ---- the packed micro-kernels' FMA-to-load ratio --------------------------------------
+
+// By hand, per k step: AVX2 6 x 16 on 8-float ymm: 6 x 2 = 12 FMAs, 6 broadcasts + 2 loads
+// of B = 8 loads; AVX-512 12 x 32 on 16-float zmm: 12 x 2 = 24 FMAs, 12 + 2 = 14 loads.
+// The table's MR, NR and vector width go in (the tables are data: no kernel runs here).
+TEST(ModelCpu, MicroKernelFmaPerLoadFromTheTable) {
+  const cpu::MicroKernel& avx2 = cpu::micro_kernel(Isa::Avx2);
+  const auto a = micro_kernel_loads(avx2.mr, avx2.nr, avx2.vector_bits);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->lanes, 8);
+  EXPECT_EQ(a->fmas, 12);
+  EXPECT_EQ(a->broadcasts, 6);
+  EXPECT_EQ(a->vector_loads, 2);
+  EXPECT_EQ(a->loads(), 8);
+  EXPECT_DOUBLE_EQ(a->fma_per_load(), 1.5);
+
+  const cpu::MicroKernel& avx512 = cpu::micro_kernel(Isa::Avx512);
+  const auto z = micro_kernel_loads(avx512.mr, avx512.nr, avx512.vector_bits);
+  ASSERT_TRUE(z);
+  EXPECT_EQ(z->lanes, 16);
+  EXPECT_EQ(z->fmas, 24);
+  EXPECT_EQ(z->loads(), 14);
+  EXPECT_DOUBLE_EQ(z->fma_per_load(), 24.0 / 14.0);
+}
+
+TEST(ModelCpu, MicroKernelLoadsRefuseShapesThatAreNotWholeVectors) {
+  EXPECT_FALSE(micro_kernel_loads(6, 12, 256));  // NR not a multiple of 8 lanes
+  EXPECT_FALSE(micro_kernel_loads(6, 16, 100));  // not whole floats
+  EXPECT_FALSE(micro_kernel_loads(0, 16, 256));
+  EXPECT_FALSE(micro_kernel_loads(6, 16, 0));
+  EXPECT_TRUE(micro_kernel_loads(1, 1, 32));     // a scalar kernel: 1 FMA per 2 loads
+  EXPECT_DOUBLE_EQ(micro_kernel_loads(1, 1, 32)->fma_per_load(), 0.5);
+}
+
+TEST(ModelCpu, PackedConfigCarriesTheKernelsRatioIntoTheModel) {
+  for (const Isa isa : {Isa::Avx512, Isa::Avx2, Isa::Portable}) {
+    const cpu::MicroKernel& kernel = cpu::micro_kernel(isa);
+    const cpu::Blocking b = cpu::blocking_for(kernel, cpu::CacheSizes{32 << 10, 512 << 10, 32 << 20, "test"});
+    const CpuModel m = cpu_model(square(512), cpu::packed_config(kernel, b));
+    ASSERT_TRUE(m.micro_kernel) << kernel.name;
+    EXPECT_EQ(m.micro_kernel->fmas * m.micro_kernel->lanes, kernel.mr * kernel.nr) << kernel.name;
+    EXPECT_EQ(m.micro_kernel->loads(), kernel.mr + kernel.nr / m.micro_kernel->lanes) << kernel.name;
+  }
 }
 
 }  // namespace
