@@ -1,5 +1,7 @@
-// Every CUDA rung against the float64 reference on awkward problems. Label: gpu.
-// Without a CUDA device (or in a build without CUDA) every test reports itself skipped.
+// Every CUDA rung of every --dtype (the f32 SIMT ladder, the tf32, bf16 and f16 tensor-core
+// rungs, each beside its anchor) against the float64 reference on awkward problems, on
+// inputs rounded to the storage type. Label: gpu. Without a CUDA device (or in a build
+// without CUDA) every test reports itself skipped.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -36,6 +38,7 @@ const std::vector<bench::Shape> kAwkwardShapes = {
 };
 
 struct Case {
+  DType dtype;
   Op op_a, op_b;
   Layout layout;
   double alpha, beta;
@@ -43,8 +46,8 @@ struct Case {
 };
 
 std::string describe(const Case& c) {
-  return fmt::format("{}{}_{}_a{}_b{}_pad{}", to_string(c.op_a), to_string(c.op_b), to_string(c.layout),
-                     c.alpha, c.beta, c.pad);
+  return fmt::format("{}_{}{}_{}_a{}_b{}_pad{}", to_string(c.dtype), to_string(c.op_a), to_string(c.op_b),
+                     to_string(c.layout), c.alpha, c.beta, c.pad);
 }
 
 void expect_all_pass(const std::vector<bench::Record>& records, const std::string& context) {
@@ -58,12 +61,20 @@ void expect_all_pass(const std::vector<bench::Record>& records, const std::strin
   }
 }
 
+// How many CUDA variants run under --dtype `dtype` (its rungs and its anchor).
+std::size_t rungs_of(DType dtype) {
+  std::size_t count = 0;
+  for (const Variant& v : variants(Backend::Cuda)) count += v.precision() == *precision_for(dtype) ? 1 : 0;
+  return count;
+}
+
 class CudaLadder : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CudaLadder, EveryRungMatchesTheReference) {
   REQUIRE_CUDA(ex);
   const Case c = GetParam();
   bench::Options o;
+  o.dtype = c.dtype;
   o.shapes = kAwkwardShapes;
   o.op_a = c.op_a;
   o.op_b = c.op_b;
@@ -75,18 +86,19 @@ TEST_P(CudaLadder, EveryRungMatchesTheReference) {
   o.time = false;
   std::vector<bench::Record> records;
   ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
-  EXPECT_EQ(records.size(), kAwkwardShapes.size() * variants(Backend::Cuda).size());
+  EXPECT_EQ(records.size(), kAwkwardShapes.size() * rungs_of(c.dtype));
   expect_all_pass(records, describe(c));
 }
 
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
-  for (Op a : {Op::N, Op::T})
-    for (Op b : {Op::N, Op::T})
-      for (Layout l : {Layout::RowMajor, Layout::ColMajor}) {
-        cases.push_back({a, b, l, 1.0, 0.0, 0});   // beta = 0: C holds NaN, must not leak
-        cases.push_back({a, b, l, -1.5, 0.75, 3});  // ld > cols, alpha/beta in play
-      }
+  for (DType dtype : kDTypeNames)
+    for (Op a : {Op::N, Op::T})
+      for (Op b : {Op::N, Op::T})
+        for (Layout l : {Layout::RowMajor, Layout::ColMajor}) {
+          cases.push_back({dtype, a, b, l, 1.0, 0.0, 0});   // beta = 0: C holds NaN, must not leak
+          cases.push_back({dtype, a, b, l, -1.5, 0.75, 3});  // ld > cols, alpha/beta in play
+        }
   return cases;
 }
 
@@ -122,19 +134,65 @@ TEST(CudaLadder, VectorPathsOnAlignedShapes) {
 // k = 0 and alpha = 0: C <- beta * C through the library's scale path, A and B not read.
 TEST(CudaLadder, ScaleOnlyProblems) {
   REQUIRE_CUDA(ex);
-  bench::Options o;
-  o.shapes = {{37, 41, 0}, {64, 64, 0}};
-  o.beta = 0.5;
-  o.seed = fresh_seed();
-  o.time = false;
-  std::vector<bench::Record> records;
-  ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
-  expect_all_pass(records, "k=0");
-  o.shapes = {{37, 41, 13}};
-  o.alpha = 0.0;
-  records.clear();
-  ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
-  expect_all_pass(records, "alpha=0");
+  for (DType dtype : kDTypeNames) {
+    bench::Options o;
+    o.dtype = dtype;
+    o.shapes = {{37, 41, 0}, {64, 64, 0}};
+    o.beta = 0.5;
+    o.seed = fresh_seed();
+    o.time = false;
+    std::vector<bench::Record> records;
+    ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
+    expect_all_pass(records, fmt::format("{} k=0", to_string(dtype)));
+    o.shapes = {{37, 41, 13}};
+    o.alpha = 0.0;
+    records.clear();
+    ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
+    expect_all_pass(records, fmt::format("{} alpha=0", to_string(dtype)));
+  }
+}
+
+// The 2-byte tensor-core rungs take cp.async only where every row of A and B starts on a
+// 16-byte boundary (ld a multiple of 8 elements); these shapes have such rows (through
+// the padding) with ragged edges everywhere: m and n past a tile, k ending inside a
+// 16-byte chunk, k = 1. Each run must say it took that path, and agree with the reference.
+TEST(CudaLadder, TensorCoreAsyncPathOnAlignedRows) {
+  REQUIRE_CUDA(ex);
+  // (shape, padding): the contiguous extent of each matrix plus the padding is a multiple
+  // of 8 for every transposition and layout (131 + 5, 67 + 5; 129 + 7, 1 + 7; 256 + 0).
+  const std::vector<std::pair<bench::Shape, std::int64_t>> problems = {
+      {{131, 131, 67}, 5}, {{129, 129, 1}, 7}, {{256, 256, 256}, 0}, {{136, 264, 72}, 0}};
+  for (DType dtype : {DType::BF16, DType::F16})
+    for (Op a : {Op::N, Op::T})
+      for (Op b : {Op::N, Op::T})
+        for (Layout l : {Layout::RowMajor, Layout::ColMajor})
+          for (const auto& [shape, pad] : problems) {
+            const std::string context = fmt::format("{} {}{} {} {}x{}x{} pad {}", to_string(dtype), to_string(a),
+                                                    to_string(b), to_string(l), shape.m, shape.n, shape.k, pad);
+            bench::Options o;
+            o.dtype = dtype;
+            o.shapes = {shape};
+            o.op_a = a;
+            o.op_b = b;
+            o.layout = l;
+            o.ld_padding = pad;
+            o.alpha = 0.75;
+            o.beta = -1.25;
+            o.seed = fresh_seed();
+            o.time = false;
+            int inspected = 0;
+            o.inspect = [&](const GemmProblem& problem, const Variant& v, const bench::Record&) {
+              if (!v.kernel_info) return;
+              KernelInfo info;
+              ASSERT_TRUE(v.kernel_info(problem, info).is_ok()) << context;
+              EXPECT_NE(info.name.find("cp.async"), std::string::npos) << context << ": " << info.name;
+              ++inspected;
+            };
+            std::vector<bench::Record> records;
+            ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
+            expect_all_pass(records, context);
+            EXPECT_GT(inspected, 0) << context << ": no rung named its kernel";
+          }
 }
 
 // Every entry of the pipelined rung's tuning table, forced in turn, on every transposition,
@@ -170,13 +228,16 @@ TEST(CudaLadder, EveryPipelinedConfiguration) {
 // errors accumulate: 4096^2 x 4096 against the float64 reference.
 TEST(CudaLadderLarge, Square4096) {
   REQUIRE_CUDA(ex);
-  bench::Options o;
-  o.shapes = {{4096, 4096, 4096}};
-  o.seed = fresh_seed();
-  o.time = false;
-  std::vector<bench::Record> records;
-  ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
-  expect_all_pass(records, "4096");
+  for (DType dtype : kDTypeNames) {
+    bench::Options o;
+    o.dtype = dtype;
+    o.shapes = {{4096, 4096, 4096}};
+    o.seed = fresh_seed();
+    o.time = false;
+    std::vector<bench::Record> records;
+    ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
+    expect_all_pass(records, fmt::format("{} 4096", to_string(dtype)));
+  }
 }
 
 }  // namespace
