@@ -195,20 +195,28 @@ TEST(CudaLadder, TensorCoreAsyncPathOnAlignedRows) {
           }
 }
 
-// Every entry of the pipelined rung's tuning table, forced in turn, on every transposition,
-// with 16-byte-aligned rows (pad 4 on a multiple of 4) and without (odd sizes): each
-// instantiation has its own launch setup (dynamic shared memory above 48 KB for some).
-TEST(CudaLadder, EveryPipelinedConfiguration) {
-  REQUIRE_CUDA(ex);
-  // The names of src/cuda/gemm/10_pipelined.cu's kChoices; a stale name fails can_implement.
-  for (const char* config : {"256x128", "128x128k8", "128x64", "64x64"}) {
-    ASSERT_EQ(setenv("GEMMLAB_PIPELINED_CONFIG", config, 1), 0);
+// A rung with a table of tuning configurations, each entry forced in turn through the
+// rung's environment variable (a stale name fails can_implement), on every transposition,
+// with 16-byte-aligned rows and without: each instantiation has its own launch setup
+// (dynamic shared memory above 48 KB for some).
+struct ConfigTable {
+  const char* variable;               // the rung's override
+  const char* variant;
+  DType dtype;
+  std::vector<const char*> configs;   // the names of the rung's kChoices
+  bench::Shape aligned, unaligned;    // with `aligned_pad` every ld is a multiple of 16 bytes
+  std::int64_t aligned_pad;
+};
+
+void check_every_configuration(Executor& ex, const ConfigTable& table) {
+  for (const char* config : table.configs) {
+    ASSERT_EQ(setenv(table.variable, config, 1), 0);
     for (Op a : {Op::N, Op::T})
       for (Op b : {Op::N, Op::T})
-        for (const auto& [shape, pad] : {std::pair{bench::Shape{300, 260, 68}, std::int64_t{4}},
-                                         std::pair{bench::Shape{301, 259, 67}, std::int64_t{0}}}) {
+        for (const auto& [shape, pad] : {std::pair{table.aligned, table.aligned_pad}, std::pair{table.unaligned, std::int64_t{0}}}) {
           bench::Options o;
-          o.variants = {"pipelined"};
+          o.dtype = table.dtype;
+          o.variants = {table.variant};
           o.shapes = {shape};
           o.op_a = a;
           o.op_b = b;
@@ -217,11 +225,26 @@ TEST(CudaLadder, EveryPipelinedConfiguration) {
           o.seed = fresh_seed();
           o.time = false;
           std::vector<bench::Record> records;
-          ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
+          ASSERT_TRUE(bench::run(o, ex, records).is_ok());
           expect_all_pass(records, fmt::format("config {} {}{} pad {}", config, to_string(a), to_string(b), pad));
         }
   }
-  unsetenv("GEMMLAB_PIPELINED_CONFIG");
+  unsetenv(table.variable);
+}
+
+// src/cuda/gemm/10_pipelined.cu's kChoices; 4-byte floats: pad 4 on a multiple of 4.
+TEST(CudaLadder, EveryPipelinedConfiguration) {
+  REQUIRE_CUDA(ex);
+  check_every_configuration(*ex, {"GEMMLAB_PIPELINED_CONFIG", "pipelined", DType::F32,
+                                  {"256x128", "128x128k8", "128x64", "64x64"}, {300, 260, 68}, {301, 259, 67}, 4});
+}
+
+// src/cuda/gemm/11_mma_sync.cu's kChoices; 2-byte elements: pad 8 on a multiple of 8, so
+// every operand goes by cp.async; ragged against every tile on every side.
+TEST(CudaLadder, EveryMmaSyncConfiguration) {
+  REQUIRE_CUDA(ex);
+  check_every_configuration(*ex, {"GEMMLAB_MMA_SYNC_CONFIG", "mma_sync_bf16", DType::BF16,
+                                  {"128x128x32", "128x128x64", "128x256x32"}, {296, 264, 136}, {301, 259, 67}, 8});
 }
 
 // Large enough that every block of every rung is busy, and k long enough that rounding

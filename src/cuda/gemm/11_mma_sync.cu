@@ -14,8 +14,11 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "core/traffic.hpp"
 #include "cuda/arch/cp_async.cuh"
@@ -30,13 +33,15 @@
 namespace gemmlab::cuda {
 namespace {
 
-// Every tile size of the rung. The block shape and shared memory follow from it.
+// Every tile size of one configuration of the rung; the block shape and shared memory
+// follow from it. MinBlocks_: resident blocks per SM asked of the compiler (__launch_bounds__).
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int Stages_, int MinBlocks_>
 struct MmaSyncConfig {
-  static constexpr int BM = 128, BN = 128, BK = 32;  // block tile
-  static constexpr int WM = 64, WN = 64;             // warp tile
-  static constexpr int kStages = 4;                  // tiles in shared memory: 3 in flight
-  static constexpr int kMinBlocks = 2;               // resident blocks per SM asked of the compiler
-  static constexpr int kGroupM = 8;                  // block rows per L2 group
+  static constexpr int BM = BM_, BN = BN_, BK = BK_;  // block tile
+  static constexpr int WM = WM_, WN = WN_;            // warp tile
+  static constexpr int kStages = Stages_;             // tiles in shared memory: kStages - 1 in flight
+  static constexpr int kMinBlocks = MinBlocks_;
+  static constexpr int kGroupM = 8;                   // block rows per L2 group
 
   static constexpr int kMmaM = 16, kMmaN = 8, kMmaK = 16;  // one mma.m16n8k16
   static constexpr int MI = WM / kMmaM;                    // mma tiles of a warp tile along m
@@ -267,8 +272,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     }
 }
 
-using Config = MmaSyncConfig;
-
 // cp.async moves 16 bytes from 16-byte aligned addresses: every row start of the operand
 // must be one (an aligned base and a leading dimension of whole 16-byte chunks).
 bool rows_16b_aligned(const void* base, long long ld) {
@@ -282,52 +285,110 @@ bool pair_ok(const MmaArgs& g) { return reinterpret_cast<std::uintptr_t>(g.c) % 
 // verification run); the static lives in this class template, so every instantiation gets
 // its own (all the kernels share one function type: a static keyed by it would cover
 // only the first).
-template <class T, bool TransA, bool TransB, bool Async>
+template <class Cfg, class T, bool TransA, bool TransB, bool Async>
 struct Instance {
-  static constexpr int kSmemBytes = MmaLayout<Config, TransA, TransB>::kSmemBytes;
-  static auto kernel() { return mma_sync_kernel<Config, T, TransA, TransB, Async>; }
+  static constexpr int kSmemBytes = MmaLayout<Cfg, TransA, TransB>::kSmemBytes;
+  static auto kernel() { return mma_sync_kernel<Cfg, T, TransA, TransB, Async>; }
 
   static Status launch(const MmaArgs& g, cudaStream_t stream) {
     static const cudaError_t allowed =
         cudaFuncSetAttribute(kernel(), cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
     CUDA_CHECK(allowed);
-    const int tiles_m = ceil_div(g.m, Config::BM), tiles_n = ceil_div(g.n, Config::BN);
-    kernel()<<<tiles_m * tiles_n, Config::kThreads, kSmemBytes, stream>>>(g, pair_ok(g), tiles_m, tiles_n);
+    const int tiles_m = ceil_div(g.m, Cfg::BM), tiles_n = ceil_div(g.n, Cfg::BN);
+    kernel()<<<tiles_m * tiles_n, Cfg::kThreads, kSmemBytes, stream>>>(g, pair_ok(g), tiles_m, tiles_n);
     CUDA_CHECK_LAUNCH("mma_sync_kernel");
     return Status::ok();
   }
 };
 
 // Calls f(Instance<...>{}) for these transpositions and load path.
-template <class T, class F>
+template <class Cfg, class T, class F>
 Status with_instance(bool trans_a, bool trans_b, bool async, F&& f) {
   return dispatch_trans(trans_a, trans_b, [&](auto ta, auto tb) -> Status {
     constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
-    return async ? f(Instance<T, kTa, kTb, true>{}) : f(Instance<T, kTa, kTb, false>{});
+    return async ? f(Instance<Cfg, T, kTa, kTb, true>{}) : f(Instance<Cfg, T, kTa, kTb, false>{});
   });
+}
+
+template <class Cfg, class T>
+Status launch_config(const MmaArgs& g, bool trans_a, bool trans_b, cudaStream_t stream) {
+  return with_instance<Cfg, T>(trans_a, trans_b, async_ok(g),
+                               [&](auto instance) { return decltype(instance)::launch(g, stream); });
+}
+
+// For explain: the kernel launch_config() runs (configuration, transposition, load path).
+template <class Cfg, class T>
+Status describe_config(const MmaArgs& g, bool trans_a, bool trans_b, const char* config, KernelInfo& out) {
+  const bool async = async_ok(g);
+  const std::string name = kernel_name("mma_sync_kernel", trans_a, trans_b, std::string(config) + ", ") +
+                           (async ? " cp.async" : " guarded loads");
+  return with_instance<Cfg, T>(trans_a, trans_b, async, [&](auto instance) {
+    using I = decltype(instance);
+    return describe_kernel(out, I::kernel(), name, Cfg::kThreads, I::kSmemBytes);
+  });
+}
+
+template <class Cfg>
+int smem_bytes(bool trans_a, bool trans_b) {
+  return dispatch_trans(trans_a, trans_b, [](auto ta, auto tb) {
+    return MmaLayout<Cfg, decltype(ta)::value, decltype(tb)::value>::kSmemBytes;
+  });
+}
+
+// The tuning space, as data: each entry one instantiated configuration. The first is the
+// default; GEMMLAB_MMA_SYNC_CONFIG=<name> forces another (for tuning sweeps:
+// `GEMMLAB_MMA_SYNC_CONFIG=128x128x64 gemmlab bench --dtype bf16 --variants mma_sync_bf16`).
+//                                     BM   BN  BK  WM  WN stages min blocks/SM
+using Tile128x128x32 = MmaSyncConfig<128, 128, 32, 64, 64, 4, 2>;
+using Tile128x128x64 = MmaSyncConfig<128, 128, 64, 64, 64, 3, 2>;
+using Tile128x256x32 = MmaSyncConfig<128, 256, 32, 64, 64, 3, 1>;
+
+struct MmaChoice {
+  const char* name;
+  int bm, bn, bk, wm, wn, stages, threads;
+  int (*smem_bytes)(bool trans_a, bool trans_b);
+  Status (*launch)(const MmaArgs&, bool trans_a, bool trans_b, cudaStream_t);
+  Status (*describe)(const MmaArgs&, bool trans_a, bool trans_b, const char* config, KernelInfo&);
+};
+
+template <class Cfg, class T>
+constexpr MmaChoice choice(const char* name) {
+  return {name, Cfg::BM, Cfg::BN, Cfg::BK, Cfg::WM, Cfg::WN, Cfg::kStages, Cfg::kThreads,
+          smem_bytes<Cfg>, launch_config<Cfg, T>, describe_config<Cfg, T>};
+}
+
+template <class T>
+constexpr std::array kChoices = {choice<Tile128x128x32, T>("128x128x32"), choice<Tile128x128x64, T>("128x128x64"),
+                                 choice<Tile128x256x32, T>("128x256x32")};
+
+constexpr const char* kConfigVariable = "GEMMLAB_MMA_SYNC_CONFIG";
+
+template <class T>
+const MmaChoice* find_choice(std::string_view name) {
+  for (const MmaChoice& c : kChoices<T>)
+    if (name == c.name) return &c;
+  return nullptr;
+}
+
+// Read per call (a few hundred nanoseconds on the host) so tests can force each entry.
+template <class T>
+const MmaChoice& pick() {
+  if (const char* forced = std::getenv(kConfigVariable))
+    if (const MmaChoice* c = find_choice<T>(forced)) return *c;
+  return kChoices<T>.front();
 }
 
 template <class T>
 Status run(const GemmProblem& p, Stream stream) {
   const RowMajorGemm rm = canonicalize(p);
-  const MmaArgs g = make_args<Bits>(rm);
-  return with_instance<T>(rm.trans_a, rm.trans_b, async_ok(g), [&](auto instance) {
-    return decltype(instance)::launch(g, static_cast<cudaStream_t>(stream));
-  });
+  return pick<T>().launch(make_args<Bits>(rm), rm.trans_a, rm.trans_b, static_cast<cudaStream_t>(stream));
 }
 
 template <class T>
 Status kernel_info(const GemmProblem& p, KernelInfo& out) {
   const RowMajorGemm rm = canonicalize(p);
-  const MmaArgs g = make_args<Bits>(rm);
-  const bool async = async_ok(g);
-  const std::string tile = std::to_string(Config::BM) + "x" + std::to_string(Config::BN) + "x" + std::to_string(Config::BK);
-  const std::string name = kernel_name("mma_sync_kernel", rm.trans_a, rm.trans_b, tile + ", ") +
-                           (async ? " cp.async" : " guarded loads");
-  return with_instance<T>(rm.trans_a, rm.trans_b, async, [&](auto instance) {
-    using I = decltype(instance);
-    return describe_kernel(out, I::kernel(), name, Config::kThreads, I::kSmemBytes);
-  });
+  const MmaChoice& c = pick<T>();
+  return c.describe(make_args<Bits>(rm), rm.trans_a, rm.trans_b, c.name, out);
 }
 
 // mma.sync on bf16 and f16 needs sm_80 or later.
@@ -356,24 +417,27 @@ Variant make_variant(DType input, const char* name) {
   v.input = precision.input;
   v.compute = precision.compute;
   v.output = precision.output;
-  v.technique = "tensor cores: ldmatrix + mma.sync m16n8k16, cp.async 4-stage pipeline";
-  v.config = {{{"BM", Config::BM}, {"BN", Config::BN}, {"BK", Config::BK}, {"WM", Config::WM}, {"WN", Config::WN},
-               {"stages", Config::kStages}, {"threads", Config::kThreads}}};
+  v.technique = "tensor cores: ldmatrix + mma.sync m16n8k16, multi-stage cp.async pipeline";
+  const MmaChoice& c = kChoices<T>.front();
+  v.config = {{{"BM", c.bm}, {"BN", c.bn}, {"BK", c.bk}, {"WM", c.wm}, {"WN", c.wn}, {"stages", c.stages},
+               {"threads", c.threads}}};
   v.can_implement = [precision, name](const GemmProblem& p) {
+    if (const char* forced = std::getenv(kConfigVariable); forced && !find_choice<T>(forced))
+      return Status{StatusCode::InvalidValue,
+                    std::string(kConfigVariable) + "=" + forced + " names no mma_sync configuration"};
     GEMMLAB_TRY(require_precision(p, precision, name));
     return require_tensor_cores(name);
   };
   v.run = run<T>;
   v.kernel_info = kernel_info<T>;
   v.model = [](const GemmProblem& p) {
+    const MmaChoice& choice = pick<T>();
     Traffic t = minimum_traffic(p);
     // Each element of A is loaded once per block column of C, each of B once per block row.
-    set_loads_per_fma(t, p, 1.0 / Config::BN + 1.0 / Config::BM);
-    t.threads_per_block = Config::kThreads;
+    set_loads_per_fma(t, p, 1.0 / choice.bn + 1.0 / choice.bm);
+    t.threads_per_block = choice.threads;
     const RowMajorGemm rm = canonicalize(p);
-    t.smem_bytes_per_block = dispatch_trans(rm.trans_a, rm.trans_b, [](auto ta, auto tb) {
-      return static_cast<std::int64_t>(MmaLayout<Config, decltype(ta)::value, decltype(tb)::value>::kSmemBytes);
-    });
+    t.smem_bytes_per_block = choice.smem_bytes(rm.trans_a, rm.trans_b);
     return t;
   };
   return v;
