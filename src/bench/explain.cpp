@@ -65,7 +65,6 @@ Status explain(const Options& options, Executor& executor, ExplainContext& conte
     cuda::CeilingOptions co;
     co.read = false;
     co.sgemm = false;
-    co.buffer_l2_multiple = 4;
     co.timing = {1, 5};
     GEMMLAB_TRY(cuda::measure_ceilings(co, context.facts, context.ceilings));
     context.have_ceilings = true;

@@ -1,6 +1,8 @@
 // gemmlab: the GEMM ladder, verified and measured. Parses the command line and dispatches.
 #include <fmt/format.h>
 
+#include <string>
+
 #include <cstdio>
 
 #include "cli/commands.hpp"
@@ -53,6 +55,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    // A word where a command belongs: name it, rather than CLI11's "subcommand required".
+    if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty()) {
+      std::string names;
+      for (const CLI::App* sub : app.get_subcommands({}))
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+      fmt::print(stderr, "gemmlab: unknown command '{}' (commands: {})\n", argv[1], names);
+      return kExitUsage;
+    }
     fmt::print(stderr, "gemmlab: {}\n", e.what());
     return kExitUsage;
   }

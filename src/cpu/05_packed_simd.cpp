@@ -22,7 +22,8 @@ struct SingleThreadWorkspace {
 Status run_packed(const GemmProblem& problem, Stream) {
   const RowMajorGemm g = canonicalize(problem);
   const MicroKernel& kernel = micro_kernel(cpu_features().best_isa());
-  const Blocking blocking = blocking_for(kernel, cache_sizes());
+  Blocking blocking;
+  GEMMLAB_TRY(packed_blocking(kernel, blocking));
   thread_local SingleThreadWorkspace ws;
   if (!ws.a.reserve(a_buffer_floats(blocking, g.m, g.k)) ||
       !ws.b0.reserve(b_buffer_floats(blocking, g.n, g.k)) ||
@@ -62,17 +63,24 @@ Traffic packed_model(const GemmProblem& p, const Blocking& b) {
 
 Variant packed_simd_variant() {
   const MicroKernel& kernel = micro_kernel(cpu_features().best_isa());
-  const Blocking blocking = blocking_for(kernel, cache_sizes());
+  Blocking blocking;
+  (void)packed_blocking(kernel, blocking);  // a bad override: can_implement says so
   Variant v;
   v.name = "packed_simd";
   v.backend = Backend::Cpu;
   v.technique = fmt::format("packed A/B panels (BLIS 5 loops), {} micro-kernel", kernel.name);
   v.config = packed_config(kernel, blocking);
   v.threads = 1;
-  v.can_implement = [](const GemmProblem& p) { return require_f32_host(p, "packed_simd"); };
+  v.can_implement = [](const GemmProblem& p) {
+    Blocking b;
+    GEMMLAB_TRY(packed_blocking(micro_kernel(cpu_features().best_isa()), b));
+    return require_f32_host(p, "packed_simd");
+  };
   v.run = run_packed;
   v.model = [](const GemmProblem& p) {
-    return packed_model(p, blocking_for(micro_kernel(cpu_features().best_isa()), cache_sizes()));
+    Blocking b;
+    (void)packed_blocking(micro_kernel(cpu_features().best_isa()), b);
+    return packed_model(p, b);
   };
   return v;
 }

@@ -36,7 +36,8 @@ TeamWorkspace& team_workspace() {
 Status run_threaded(const GemmProblem& problem, Stream) {
   const RowMajorGemm g = canonicalize(problem);
   const MicroKernel& kernel = micro_kernel(cpu_features().best_isa());
-  const Blocking blocking = blocking_for(kernel, cache_sizes());
+  Blocking blocking;
+  GEMMLAB_TRY(packed_blocking(kernel, blocking));
   ThreadPool& pool = ThreadPool::instance();
 
   const double fmas = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
@@ -65,7 +66,8 @@ Status run_threaded(const GemmProblem& problem, Stream) {
 
 Variant threaded_variant() {
   const MicroKernel& kernel = micro_kernel(cpu_features().best_isa());
-  const Blocking blocking = blocking_for(kernel, cache_sizes());
+  Blocking blocking;
+  (void)packed_blocking(kernel, blocking);  // a bad override: can_implement says so
   Variant v;
   v.name = "threaded";
   v.backend = Backend::Cpu;
@@ -74,10 +76,16 @@ Variant threaded_variant() {
   v.config = packed_config(kernel, blocking);
   v.config.params.emplace_back("THREADS", usable_cores());
   v.threads = 0;
-  v.can_implement = [](const GemmProblem& p) { return require_f32_host(p, "threaded"); };
+  v.can_implement = [](const GemmProblem& p) {
+    Blocking b;
+    GEMMLAB_TRY(packed_blocking(micro_kernel(cpu_features().best_isa()), b));
+    return require_f32_host(p, "threaded");
+  };
   v.run = run_threaded;
   v.model = [](const GemmProblem& p) {
-    return packed_model(p, blocking_for(micro_kernel(cpu_features().best_isa()), cache_sizes()));
+    Blocking b;
+    (void)packed_blocking(micro_kernel(cpu_features().best_isa()), b);
+    return packed_model(p, b);
   };
   return v;
 }

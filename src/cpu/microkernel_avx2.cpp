@@ -73,6 +73,6 @@ GEMMLAB_AVX2 void kernel_6x16(std::int64_t kc, const float* ap, const float* bp,
 
 }  // namespace
 
-const MicroKernel kAvx2Kernel{Isa::Avx2, "avx2_fma_6x16", kMr, kNr, 256, kernel_6x16};
+const MicroKernel kAvx2Kernel{Isa::Avx2, "avx2_fma_6x16", kMr, kNr, 256, L1Panel::B, kernel_6x16};
 
 }  // namespace gemmlab::cpu

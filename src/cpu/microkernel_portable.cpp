@@ -41,6 +41,6 @@ void kernel_portable(std::int64_t kc, const float* ap, const float* bp, float* c
 }  // namespace
 
 const MicroKernel kPortableKernel{Isa::Portable, kNr == 8 ? "portable_4x8" : "portable_4xN", kMr,
-                                  kNr, 32 * kVecWidth, kernel_portable};
+                                  kNr, 32 * kVecWidth, L1Panel::B, kernel_portable};
 
 }  // namespace gemmlab::cpu

@@ -4,14 +4,15 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <limits>
 #include <mutex>
-#include <thread>
 
 #include "core/traffic.hpp"
 #include "cpu/cpu_features.hpp"
 #include "cpu/rungs.hpp"
+#include "cpu/thread_pool.hpp"
 
 namespace gemmlab::cpu {
 namespace {
@@ -88,7 +89,11 @@ Status can_implement(const GemmProblem& p) {
 Status run(const GemmProblem& p, int threads) {
   const OpenBlas& lib = library();
   const RowMajorGemm g = canonicalize(p);
-  lib.set_threads(threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()));
+  // "All cores" means the cores this process may run on, as for the threaded rung. The
+  // count is set only when it changes: the call sits inside the timed repetition.
+  const int wanted = threads > 0 ? threads : usable_cores();
+  static std::atomic<int> current{0};
+  if (current.exchange(wanted) != wanted) lib.set_threads(wanted);
   lib.sgemm(kCblasRowMajor, g.trans_a ? kCblasTrans : kCblasNoTrans,
             g.trans_b ? kCblasTrans : kCblasNoTrans, static_cast<int>(g.m), static_cast<int>(g.n),
             static_cast<int>(g.k), static_cast<float>(g.alpha), static_cast<const float*>(g.a),

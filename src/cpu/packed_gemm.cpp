@@ -109,21 +109,27 @@ void packed_gemm_part(const PackedJob& job, int tid, float* a_buffer) {
       for (std::int64_t ic = row_begin; ic < row_end; ic += mc_max) {
         const std::int64_t mc = std::min(mc_max, row_end - ic);
         pack_a(a_buffer, a, ic, mc, pc, kc, mr);
-        for (std::int64_t q = my_cols.begin; q < my_cols.end; ++q) {
+        // One micro-tile: C(ic+ir .., jc+q*NR ..) += A micro-panel (MR, KC) * B panel q.
+        auto micro_tile = [&](std::int64_t ir, std::int64_t q) {
           const std::int64_t jr = q * nr;
+          const std::int64_t rows = std::min<std::int64_t>(mr, mc - ir);
           const std::int64_t cols = std::min<std::int64_t>(nr, nc - jr);
-          const float* b_panel = bp + q * nr * kc;  // (KC, NR)
-          for (std::int64_t ir = 0; ir < mc; ir += mr) {
-            const std::int64_t rows = std::min<std::int64_t>(mr, mc - ir);
-            const float* a_panel = a_buffer + ir * kc;  // (MR, KC)
-            float* c_tile = c + (ic + ir) * g.ldc + jc + jr;
-            if (rows == mr && cols == nr) {
-              kernel.fn(kc, a_panel, b_panel, c_tile, g.ldc, alpha, beta_zero ? 0.0f : beta);
-            } else {
-              kernel.fn(kc, a_panel, b_panel, tile, nr, 1.0f, 0.0f);
-              store_edge(tile, nr, c_tile, g.ldc, rows, cols, alpha, beta, beta_zero);
-            }
+          const float* a_panel = a_buffer + ir * kc;  // (MR, KC)
+          const float* b_panel = bp + q * nr * kc;    // (KC, NR)
+          float* c_tile = c + (ic + ir) * g.ldc + jc + jr;
+          if (rows == mr && cols == nr) {
+            kernel.fn(kc, a_panel, b_panel, c_tile, g.ldc, alpha, beta_zero ? 0.0f : beta);
+          } else {
+            kernel.fn(kc, a_panel, b_panel, tile, nr, 1.0f, 0.0f);
+            store_edge(tile, nr, c_tile, g.ldc, rows, cols, alpha, beta, beta_zero);
           }
+        };
+        if (kernel.l1_panel == L1Panel::B) {
+          for (std::int64_t q = my_cols.begin; q < my_cols.end; ++q)  // B panel q in L1
+            for (std::int64_t ir = 0; ir < mc; ir += mr) micro_tile(ir, q);
+        } else {
+          for (std::int64_t ir = 0; ir < mc; ir += mr)  // A panel ir in L1
+            for (std::int64_t q = my_cols.begin; q < my_cols.end; ++q) micro_tile(ir, q);
         }
       }
       // No barrier here: the next B block goes to the other buffer, and the barrier after

@@ -9,6 +9,10 @@
 //           for ir in mc step MR                    A micro-panel (MR, KC) streams from L2
 //             micro-kernel: C(MR, NR) += A panel * B panel  (registers)
 //
+// That is the order for a kernel with L1Panel::B (AVX2, portable). A kernel with
+// L1Panel::A (AVX-512 12x32) swaps the two innermost loops: for ir { for jr }, the A
+// micro-panel stays in L1 and the B block, sized for L2 by blocking_for(), streams past it.
+//
 // Block counts are balanced (k = 2049 with KC = 256 gives nine blocks of 228, not eight of
 // 256 and one of 1). The first pc block applies the caller's beta, the later ones add.
 #pragma once

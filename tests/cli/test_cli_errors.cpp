@@ -53,6 +53,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadCommandLine{"UnknownFlag", bench_with({"--frobnicate"}), "--frobnicate"},
         BadCommandLine{"NoSubcommand", {}, "subcommand"},
+        BadCommandLine{"UnknownCommand", {"frobnicate"}, "unknown command 'frobnicate'"},
         BadCommandLine{"SizesNotANumber", bench_with({"--sizes", "abc"}, false), "abc"},
         BadCommandLine{"SizesNegative", bench_with({"--sizes", "-5"}, false), "-5"},
         BadCommandLine{"SizesEmptyToken", bench_with({"--sizes", "4,,8"}, false), "4,,8"},

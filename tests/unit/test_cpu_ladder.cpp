@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -177,7 +178,7 @@ TEST_P(CpuLadder, ProblemsLargeEnoughForATeam) {
   const std::vector<Dims> shapes = {
       {1, 4099, 2 * b.kc + 7},          // one row of C
       {1001, 37, 2 * b.kc + 61},        // three KC blocks, rows split
-      {2 * b.mr + 1, b.nc + b.nr + 1, 64},  // two NC blocks
+      {2 * b.mr + 1, b.nc + b.nr + 1, 160},  // two NC blocks
   };
   for (const Dims& d : shapes)
     for (const Op op : kOps) {
@@ -202,6 +203,33 @@ TEST_P(CpuLadder, AwkwardShapes) {
                              .seed = seeds.next()};
       check(spec, seeds);
     }
+}
+
+// Block sizes from GEMMLAB_CPU_BLOCKING (the sweep knob): tiny blocks, so that every loop
+// of the driver runs several times (4 KC, 2 MC, 3 NC blocks, edge tiles in each), in the
+// driver's order for this path's kernel. Rungs 2-4 ignore the variable.
+TEST_P(CpuLadder, BlockSizesFromTheEnvironment) {
+  testing::Seeds seeds;
+  const Blocking b = blocking();
+  const std::string spec_text = "KC=7,MC=" + std::to_string(2 * b.mr) + ",NC=" + std::to_string(2 * b.nr);
+  ASSERT_EQ(setenv(cpu::kBlockingEnv, spec_text.c_str(), 1), 0);
+  for (const Op op : kOps)
+    for (const double beta : {0.0, 0.5}) {
+      const ProblemSpec spec{.m = 3 * b.mr + 1, .n = 5 * b.nr + 3, .k = 23, .op_a = op, .op_b = op,
+                             .layout = Layout::RowMajor, .ld_padding = 1, .alpha = 1.25,
+                             .beta = beta, .seed = seeds.next(), .nan_c = beta == 0.0};
+      check(spec, seeds);
+    }
+  ASSERT_EQ(setenv(cpu::kBlockingEnv, "KC=0", 1), 0);  // a bad value: reported, not run
+  const ProblemSpec spec{.m = 5, .n = 5, .k = 5, .seed = seeds.next()};
+  HostProblem hp = make_host_problem(spec);
+  const Status status = gemm(hp.problem, *variant_);
+  const bool packed = std::string(GetParam().rung) == "packed_simd" || std::string(GetParam().rung) == "threaded";
+  EXPECT_EQ(status.is_ok(), !packed) << status.describe();
+  if (packed) {
+    EXPECT_NE(status.message().find(cpu::kBlockingEnv), std::string::npos) << status.message();
+  }
+  unsetenv(cpu::kBlockingEnv);
 }
 
 // The same problem twice: the second call (workspace already grown) gives the same bits.

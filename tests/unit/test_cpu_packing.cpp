@@ -214,13 +214,55 @@ TEST(Blocking, FootprintsFitTheCachesTheyAreMeantFor) {
       EXPECT_EQ(b.kc % 8, 0);
       EXPECT_EQ(b.mc % b.mr, 0);
       EXPECT_EQ(b.nc % b.nr, 0);
-      EXPECT_LE(b.nr * b.kc * 4, caches.l1d);      // B micro-panel in L1
-      if (b.kc < 1024) {
-        EXPECT_GT(b.nr * (b.kc + 8) * 4, caches.l1d);  // ... nor much smaller
+      if (k.l1_panel == cpu::L1Panel::B) {
+        EXPECT_LE(b.nr * b.kc * 4, caches.l1d);      // B micro-panel in L1
+        if (b.kc < 1024) {
+          EXPECT_GT(b.nr * (b.kc + 8) * 4, caches.l1d);  // ... nor much smaller
+        }
+        EXPECT_LE(b.kc * b.nc * 4, caches.l3 / 2);     // B block in half of L3
+      } else {
+        EXPECT_LE(b.mr * b.kc * 4, caches.l1d * 3 / 8);         // A micro-panel in 3/8 of L1
+        EXPECT_GT(b.mr * (b.kc + 8) * 4, caches.l1d * 3 / 8);   // ... nor much smaller
+        EXPECT_LE(b.kc * b.nc * 4, caches.l2 * 3 / 4);          // B block in 3/4 of L2
+        EXPECT_GT(b.kc * (b.nc + b.nr) * 4, caches.l2 * 3 / 4);
       }
       EXPECT_LE(b.mc * b.kc * 4, caches.l2 / 4);     // A block in a quarter of L2
-      EXPECT_LE(b.kc * b.nc * 4, caches.l3 / 2);     // B block in half of L3
     }
+  // The numbers docs/cpu-ladder.md gives: Zen 3 (AVX2) and Emerald Rapids (AVX-512).
+  const Blocking zen3 = blocking_for(micro_kernel(Isa::Avx2), CacheSizes{32 << 10, 512 << 10, 32 << 20, "test"});
+  EXPECT_EQ(zen3.kc, 512);
+  EXPECT_EQ(zen3.mc, 60);
+  EXPECT_EQ(zen3.nc, 8192);
+  const Blocking emr = blocking_for(micro_kernel(Isa::Avx512), CacheSizes{48 << 10, 2 << 20, 300 << 20, "test"});
+  EXPECT_EQ(emr.kc, 384);
+  EXPECT_EQ(emr.mc, 336);
+  EXPECT_EQ(emr.nc, 1024);
+}
+
+// GEMMLAB_CPU_BLOCKING's grammar: any subset of KC, MC, NC; everything else is refused
+// with a message, and the block sizes are then left as they were.
+TEST(Blocking, OverrideParsesAndRejects) {
+  const Blocking base{12, 32, 384, 336, 1024};
+  Blocking b = base;
+  ASSERT_TRUE(apply_blocking_override("KC=256", b).is_ok());
+  EXPECT_EQ(b.kc, 256);
+  EXPECT_EQ(b.mc, 336);
+  EXPECT_EQ(b.nc, 1024);
+  b = base;
+  ASSERT_TRUE(apply_blocking_override("NC=960,MC=480,KC=192", b).is_ok());
+  EXPECT_EQ(b.kc, 192);
+  EXPECT_EQ(b.mc, 480);
+  EXPECT_EQ(b.nc, 960);
+  for (const char* bad : {"", "KC", "KC=", "KC=0", "KC=99999", "KC=25x", "KC=-5", "MC=100", "NC=100",
+                          "XC=8", "KC=256,", ",KC=256", "kc=256", "KC=256;MC=480"}) {
+    b = base;
+    const Status s = apply_blocking_override(bad, b);
+    EXPECT_EQ(s.code(), StatusCode::InvalidValue) << "\"" << bad << "\"";
+    EXPECT_FALSE(s.message().empty());
+    EXPECT_EQ(b.kc, base.kc) << bad;
+    EXPECT_EQ(b.mc, base.mc) << bad;
+    EXPECT_EQ(b.nc, base.nc) << bad;
+  }
 }
 
 TEST(CacheInfo, ParsesSysfsSizesAndFindsAllLevels) {

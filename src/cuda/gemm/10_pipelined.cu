@@ -175,17 +175,6 @@ constexpr std::array kTableStagedA = {TableEntry{"256x128", 0.9}, TableEntry{"12
 constexpr std::array kTableAsyncA = {TableEntry{"128x128k8", 1.0}, TableEntry{"128x64", 1.0},
                                     TableEntry{"64x64", 0.0}};
 
-int sm_count() {
-  static const int count = [] {
-    int device = 0, value = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&value, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-      return 1;
-    return value;
-  }();
-  return count;
-}
-
 const PipelinedChoice* find_choice(std::string_view name) {
   for (const PipelinedChoice& c : kChoices)
     if (name == c.name) return &c;
@@ -200,7 +189,7 @@ const PipelinedChoice& pick(const RowMajorGemm& g) {
     for (const TableEntry& e : table) {
       const PipelinedChoice& c = *find_choice(e.config);
       const double blocks = static_cast<double>(ceil_div(g.m, c.bm)) * ceil_div(g.n, c.bn);
-      if (blocks >= e.min_waves * sm_count()) return c;
+      if (blocks >= e.min_waves * device_sm_count()) return c;
     }
     return *find_choice(table.back().config);
   };

@@ -396,19 +396,14 @@ Status kernel_info(const GemmProblem& p, KernelInfo& out) {
 }
 
 // mma.sync on bf16 and f16 needs sm_80 or later.
-constexpr int kMinComputeMajor = 8;
+constexpr int kMinComputeCapability = 80;
 
 Status require_tensor_cores(const char* rung) {
-  static const int major = [] {
-    int device = 0, value = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&value, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess)
-      return 0;
-    return value;
-  }();
-  if (major < kMinComputeMajor)
+  const int cc = device_compute_capability();
+  if (cc < kMinComputeCapability)
     return {StatusCode::ArchMismatch, std::string(rung) + ": mma.sync on 2-byte types needs compute capability 8.0 "
-                                                          "or later (this device: " + std::to_string(major) + ".x)"};
+                                                          "or later (this device: " + std::to_string(cc / 10) + "." +
+                                          std::to_string(cc % 10) + ")"};
   return Status::ok();
 }
 

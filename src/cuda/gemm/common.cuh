@@ -98,4 +98,11 @@ Status require_precision(const GemmProblem& problem, const Precision& want, cons
 // The same for the f32 SIMT rungs: f32 data and math.
 Status require_f32_simt(const GemmProblem& problem, const char* rung);
 
+// The current device's SM count (read once; 1 if unreadable), for persistent grids and
+// wave-aware tile choices.
+int device_sm_count();
+
+// The current device's compute capability as 10 * major + minor (read once; 0 if unreadable).
+int device_compute_capability();
+
 }  // namespace gemmlab::cuda

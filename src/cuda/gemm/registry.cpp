@@ -1,6 +1,7 @@
 // The CUDA ladder, in order. Adding a rung: one file and one line here.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "cuda/backend.hpp"
@@ -47,6 +48,26 @@ Status require_precision(const GemmProblem& p, const Precision& want, const char
 
 Status require_f32_simt(const GemmProblem& p, const char* rung) {
   return require_precision(p, *precision_for(DType::F32), rung);
+}
+
+namespace {
+int read_attribute(cudaDeviceAttr attribute) {
+  int device = 0, value = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&value, attribute, device) != cudaSuccess)
+    return 0;
+  return value;
+}
+}  // namespace
+
+int device_sm_count() {
+  static const int count = std::max(1, read_attribute(cudaDevAttrMultiProcessorCount));
+  return count;
+}
+
+int device_compute_capability() {
+  static const int cc =
+      10 * read_attribute(cudaDevAttrComputeCapabilityMajor) + read_attribute(cudaDevAttrComputeCapabilityMinor);
+  return cc;
 }
 
 }  // namespace gemmlab::cuda

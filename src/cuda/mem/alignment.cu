@@ -5,6 +5,7 @@
 // wider accesses move the same bytes with fewer instructions. Then the two targets of the
 // lab: a copy kernel at >= 1.0x cudaMemcpy device to device, and a read-only kernel at
 // >= 94% of the theoretical bandwidth (reported, not asserted).
+#include <functional>
 #include <string>
 
 #include "cuda/mem/check.cuh"
@@ -174,18 +175,10 @@ Status run(MemContext& ctx, std::vector<MemRow>& rows) {
   DeviceMemory total;
   GEMMLAB_TRY(DeviceMemory::allocate(sizeof(unsigned), total));
   const int resident = resident_blocks(ctx.facts.sm_count, ctx.facts.max_threads_per_sm);
-  for (int unroll : kUnrolls) {
-    MemRow row;
-    row.variant = "read_sum";
-    row.param_name = "loads_in_flight";
-    row.param = unroll;
+  // One read row: the sum checked once against its closed form, then timed.
+  const auto read_row = [&](MemRow row, const std::function<Status()>& op) -> Status {
     row.bytes = static_cast<double>(ctx.buffer_bytes);
-    row.note = "uint4 reduction over " + std::to_string(resident) + " resident blocks; bytes read";
     row.target = "read >= 94% of theoretical";
-    const auto op = [&] {
-      return read_sum(in.data(), static_cast<long long>(ctx.buffer_bytes / 16), unroll, resident, total.as<unsigned>(),
-                      ctx.stream);
-    };
     CUDA_CHECK(cudaMemsetAsync(total.data(), 0, sizeof(unsigned), ctx.stream));
     GEMMLAB_TRY(op());
     unsigned got = 0;
@@ -196,6 +189,25 @@ Status run(MemContext& ctx, std::vector<MemRow>& rows) {
     GEMMLAB_TRY(time_row(ctx, row, op));
     row.target_met = row.pct_of_theoretical >= kReadTargetPercent;
     rows.push_back(row);
+    return Status::ok();
+  };
+  const long long n4 = static_cast<long long>(ctx.buffer_bytes / 16);
+  for (int unroll : kUnrolls) {
+    MemRow row;
+    row.variant = "read_sum";
+    row.param_name = "loads_in_flight";
+    row.param = unroll;
+    row.note = "uint4 reduction over " + std::to_string(resident) + " resident blocks; bytes read";
+    GEMMLAB_TRY(read_row(row, [&] { return read_sum(in.data(), n4, unroll, resident, total.as<unsigned>(), ctx.stream); }));
+  }
+  if (ctx.facts.cc_major >= 9) {  // bulk copies (TMA) arrived with sm_90
+    MemRow row;
+    row.variant = "read_bulk";
+    row.param_name = "stage_kib";
+    row.param = kBulkTileBytes / 1024;
+    row.note = "the same reduction over bulk (TMA) copies into " + std::to_string(kBulkStages) +
+               " shared-memory stages, one block per SM; bytes read";
+    GEMMLAB_TRY(read_row(row, [&] { return read_bulk(in.data(), n4, ctx.facts.sm_count, total.as<unsigned>(), ctx.stream); }));
   }
   return Status::ok();
 }

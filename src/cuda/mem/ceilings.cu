@@ -140,6 +140,28 @@ Status measure_copy(Setup& st, const DeviceMemory& src, const DeviceMemory& dst,
   return Status::ok();
 }
 
+// One read row: the sum checked once against its closed form, then timed.
+Status read_row(Setup& st, CeilingRow row, const DeviceMemory& total, std::uint32_t expected,
+                const std::function<Status()>& op, Ceilings& out) {
+  CUDA_CHECK(cudaMemsetAsync(total.data(), 0, sizeof(unsigned), st.s));
+  GEMMLAB_TRY(op());
+  unsigned got = 0;
+  CUDA_CHECK(cudaMemcpyAsync(&got, total.data(), sizeof(unsigned), cudaMemcpyDeviceToHost, st.s));
+  CUDA_CHECK(cudaStreamSynchronize(st.s));
+  row.checked = true;
+  row.passed = got == expected;
+  row.check = row.passed ? "ok (sum of every word)"
+                         : "sum " + std::to_string(got) + " != expected " + std::to_string(expected);
+  GEMMLAB_TRY(st.timer.measure(st.s, st.o.timing, op, row.time));
+  finish(row);
+  if (row.passed && row.value > out.read_gbs) {
+    out.read_gbs = row.value;
+    out.read_kernel = row.name;
+  }
+  out.rows.push_back(row);
+  return Status::ok();
+}
+
 Status measure_read(Setup& st, const DeviceMemory& src, Ceilings& out) {
   constexpr std::uint32_t kStep = 2654435761u;  // odd: consecutive words differ
   const std::size_t bytes = src.bytes();
@@ -150,27 +172,24 @@ Status measure_read(Setup& st, const DeviceMemory& src, Ceilings& out) {
   GEMMLAB_TRY(DeviceMemory::allocate(sizeof(unsigned), total));
   const int blocks = mem::resident_blocks(st.facts.sm_count, st.facts.max_threads_per_sm);
   for (int unroll : mem::kUnrolls) {
-    CeilingRow row = make_row("read_x" + std::to_string(unroll),
-                              "reduction over uint4 loads, " + std::to_string(unroll) + " in flight per thread, " +
-                                  std::to_string(blocks) + " resident blocks; bytes read",
-                              "GB/s", static_cast<double>(bytes));
-    const auto op = [&] { return mem::read_sum(src.data(), n4, unroll, blocks, total.as<unsigned>(), st.s); };
-    CUDA_CHECK(cudaMemsetAsync(total.data(), 0, sizeof(unsigned), st.s));
-    GEMMLAB_TRY(op());
-    unsigned got = 0;
-    CUDA_CHECK(cudaMemcpyAsync(&got, total.data(), sizeof(unsigned), cudaMemcpyDeviceToHost, st.s));
-    CUDA_CHECK(cudaStreamSynchronize(st.s));
-    row.checked = true;
-    row.passed = got == expected;
-    row.check = row.passed ? "ok (sum of every word)"
-                           : "sum " + std::to_string(got) + " != expected " + std::to_string(expected);
-    GEMMLAB_TRY(st.timer.measure(st.s, st.o.timing, op, row.time));
-    finish(row);
-    if (row.passed && row.value > out.read_gbs) {
-      out.read_gbs = row.value;
-      out.read_kernel = row.name;
-    }
-    out.rows.push_back(row);
+    GEMMLAB_TRY(read_row(st,
+                         make_row("read_x" + std::to_string(unroll),
+                                  "reduction over uint4 loads, " + std::to_string(unroll) + " in flight per thread, " +
+                                      std::to_string(blocks) + " resident blocks; bytes read",
+                                  "GB/s", static_cast<double>(bytes)),
+                         total, expected,
+                         [&] { return mem::read_sum(src.data(), n4, unroll, blocks, total.as<unsigned>(), st.s); }, out));
+  }
+  if (st.facts.cc_major >= 9) {  // bulk copies (TMA) arrived with sm_90
+    GEMMLAB_TRY(read_row(st,
+                         make_row("read_bulk",
+                                  "reduction over bulk (TMA) copies into " + std::to_string(mem::kBulkStages) + " x " +
+                                      std::to_string(mem::kBulkTileBytes / 1024) +
+                                      " KiB shared-memory stages, one block per SM; bytes read",
+                                  "GB/s", static_cast<double>(bytes)),
+                         total, expected,
+                         [&] { return mem::read_bulk(src.data(), n4, st.facts.sm_count, total.as<unsigned>(), st.s); },
+                         out));
   }
   return Status::ok();
 }

@@ -14,17 +14,26 @@
 namespace gemmlab::cuda::mem {
 
 inline constexpr int kStreamThreads = 256;
+inline constexpr int kCopyThreads = 1024;  // the copy kernel's blocks (see streaming.cu)
+// The bulk read: 4 stages of 48 KiB per SM, 512 threads summing them.
+inline constexpr int kBulkStages = 4;
+inline constexpr int kBulkTileBytes = 48 * 1024;
+inline constexpr int kBulkThreads = 512;
 // Loads in flight per thread that the copy and read kernels are instantiated for.
 inline constexpr std::array<int, 4> kUnrolls = {1, 2, 4, 8};
 
 // out[i] <- in[i] for n4 16-byte words; each thread loads `unroll` words (a block's
-// loads of one step are consecutive: coalesced) before it stores any.
+// loads of one step are consecutive: coalesced) before it stores any; streaming hints.
 Status copy_float4(const void* in, void* out, long long n4, int unroll, cudaStream_t stream);
 
 // *total += sum of the 32-bit words of in[0 .. 4 n4) (mod 2^32); `blocks` persistent
 // blocks stride over the data, `unroll` 16-byte loads in flight per thread, one atomic
 // per block.
 Status read_sum(const void* in, long long n4, int unroll, int blocks, unsigned* total, cudaStream_t stream);
+
+// The same sum through bulk copies (TMA, sm_90) into a ring of shared-memory stages, one
+// block per SM. `in` 16-byte aligned. Needs compute capability 9.0.
+Status read_bulk(const void* in, long long n4, int sm_count, unsigned* total, cudaStream_t stream);
 
 // One element of T per thread: out[i] <- in[i], i < n (T = float, float2, float4).
 template <class T>

@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""The memory lab's plots and tables, from the JSON of `gemmlab device`, `gemmlab mem` and
+`gemmlab explain` (scripts/mem-check.sh writes all three; schema_version 1 or 2).
+
+  scripts/memlab.py plots  DIR [--out DIR]
+      One PNG per experiment of DIR/mem.json (mem-EXPERIMENT.png).
+  scripts/memlab.py tables DIR DOC.md
+      Replaces each block (one or more) between <!-- mem:NAME:begin --> and <!-- mem:NAME:end --> in
+      DOC.md with the table NAME drawn from DIR/{device,mem,explain}.json, so every figure
+      in the page comes from committed results. NAME: device, coalescing, aos_soa,
+      alignment, pitch, transpose, constant, transfer, explain, then80.
+"""
+import argparse
+import json
+import os
+import re
+import sys
+
+# The seeds' G80-era figures (seed 001 and seed 003), for the then-and-now table.
+SEED = {
+    "bandwidth_gbs": 86.4,          # GeForce 8800 GTX global memory (seed 001, 003)
+    "peak_gflops": 345.6,           # G80 peak (seed 001; seed 003 says 367)
+    "coalesced_us": 356.0,          # seed 001: 12 MB copy, coalesced
+    "permuted_us": 3494.0,          #   permuted / misaligned
+    "float3_direct_us": 3302.0,     # seed 001: float3 read directly
+    "float3_shared_us": 359.0,      #   staged through shared memory
+    "pcie_gbs": 4.0,                # seed 001: "4 GB/s peak (PCI)"
+}
+
+
+def load(directory, name):
+    path = os.path.join(directory, name)
+    with open(path) as f:
+        doc = json.load(f)
+    if doc.get("schema_version") not in (1, 2):  # 2: explain results also carry "dtype"
+        sys.exit(f"{path}: unsupported schema_version {doc.get('schema_version')}")
+    return doc
+
+
+def rows_of(mem, experiment):
+    return [r for r in mem["results"] if r["experiment"] == experiment]
+
+
+def fmt_bytes(n):
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n} B"
+
+
+def check(r):
+    return "ok" if r.get("passed") else ("FAILED" if r.get("checked") else "-")
+
+
+def table(header, body):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in body]
+    return "\n".join(lines)
+
+
+def t_device(d, mem, explain):
+    dev, c = d["device"], d["ceilings"]
+    by = {r["name"]: r for r in c["rows"]}
+    body = [
+        ["copy, cudaMemcpy D2D", f'{c["memcpy_d2d_gbs"]:.0f} GB/s', by["memcpy_d2d"]["what"]],
+        ["copy, best kernel", f'{c["copy_kernel_gbs"]:.0f} GB/s ({c["copy_kernel_gbs"] / c["memcpy_d2d_gbs"]:.3f}x memcpy)',
+         by[c["copy_kernel"]]["what"]],
+        ["read-only, best kernel", f'{c["read_gbs"]:.0f} GB/s ({100 * c["read_gbs"] / dev["theoretical_bandwidth_gbs"]:.1f}% '
+         f'of {dev["theoretical_bandwidth_gbs"]:.0f})', by[c["read_kernel"]]["what"]],
+        ["FP32 FMA", f'{c["fma_gflops"] / 1e3:.1f} TFLOP/s', by["fma"]["what"]],
+        ["cuBLAS SGEMM", f'{c["sgemm_gflops"] / 1e3:.1f} TFLOP/s', by["sgemm"]["what"]],
+    ]
+    head = (f'{dev["name"]}, compute capability {dev["compute_capability"]}, {dev["sm_count"]} SMs, '
+            f'L2 {dev["l2_bytes"] >> 20} MiB, buffers of {c["buffer_bytes"] / 1e9:.2f} GB, '
+            f'commit {d["build"]["commit"]}.\n\n')
+    return head + table(["ceiling", "measured", "how"], body)
+
+
+def t_generic(mem, experiment, keep=None, param_fmt=str):
+    body = []
+    for r in rows_of(mem, experiment):
+        if keep and not keep(r):
+            continue
+        target = ""
+        if "target" in r:
+            target = f'{r["target"]}: {"met" if r["target_met"] else "not met"}'
+        body.append([r["variant"], f'{r["param_name"]} = {param_fmt(r["param"])}' if r["param_name"] else "",
+                     f'{r["gbs"]:.1f}', f'{r["ratio_to_copy"]:.3f}', f'{r["pct_of_theoretical"]:.1f}', check(r), target])
+    header = ["variant", "param", "GB/s", "x copy", "% peak", "check", "target"]
+    if not any(row[-1] for row in body):
+        header, body = header[:-1], [row[:-1] for row in body]
+    return table(header, body)
+
+
+def t_coalescing(d, mem, explain):
+    shown = {"offset": {0, 1, 2, 4, 8, 16, 31, 32}, "stride": {1, 2, 3, 4, 8, 16, 32}}
+    return t_generic(mem, "coalescing", keep=lambda r: r["param"] in shown[r["variant"]]) + \
+        "\n\n(Every offset 0..32 and stride 1..32 is in mem.json and the plot.)"
+
+
+def t_transfer(d, mem, explain):
+    def param(r):
+        if r["param_name"] in ("bytes", "chunk_bytes"):
+            return f'{r["param_name"]} = {fmt_bytes(r["param"])}'
+        return f'{r["param_name"]} = {r["param"]}'
+    keep = lambda r: r["param_name"] != "bytes" or r["param"] in (4096, 1 << 20, 256 << 20)
+    body = [[r["variant"], param(r), f'{r["gbs"]:.2f}', check(r), r["note"]] for r in rows_of(mem, "transfer") if keep(r)]
+    return table(["variant", "param", "GB/s", "check", "note"], body)
+
+
+def t_explain(d, mem, explain):
+    body = []
+    for r in explain["results"]:
+        x = r.get("explain", {})
+        k, occ, model, roof = x.get("kernel", {}), x.get("occupancy", {}), x.get("model", {}), x.get("roofline", {})
+        avail = k.get("available")
+        body.append([
+            r["variant"], f'{r.get("gflops", 0) / 1e3:.2f}', f'{model.get("cgma", 0):.1f}' if model.get("cgma") else "-",
+            k.get("registers_per_thread", "n/a") if avail else "n/a",
+            f'{k.get("static_smem_bytes", 0) + k.get("dynamic_smem_bytes", 0)}' if avail else "n/a",
+            f'{occ.get("blocks_per_sm")} ({occ.get("limiter")})' if avail else "n/a",
+            ("yes" if occ.get("api_agrees") else "NO") if avail else "n/a",
+            f'{100 * x.get("fraction_of_bound", 0):.1f}',
+            f'{100 * x.get("fraction_of_seed_bound", 0):.0f}' if x.get("fraction_of_seed_bound") else "-",
+        ])
+    m = explain["results"][0]
+    head = f'm = n = k = {m["m"]}, {m["trans"]}, commit {explain["build"]["commit"]}.\n\n'
+    return head + table(["rung", "TFLOP/s", "CGMA", "regs", "smem B/block", "blocks/SM (limit)", "API agrees",
+                         "% of roofline", "% of seed bound"], body)
+
+
+def t_then_now(d, mem, explain):
+    dev, c = d["device"], d["ceilings"]
+    get = lambda e, v, p=None: next(r for r in rows_of(mem, e) if r["variant"] == v and (p is None or r["param"] == p))
+    off0, off1 = get("coalescing", "offset", 0), get("coalescing", "offset", 1)
+    s1, s32 = get("coalescing", "stride", 1), get("coalescing", "stride", 32)
+    direct, staged = get("aos_soa", "aos_direct"), get("aos_soa", "aos_staged")
+    h2d = get("transfer", "h2d_pinned", 256 << 20)
+    ridge_then = SEED["peak_gflops"] / SEED["bandwidth_gbs"]
+    ridge_now = c["fma_gflops"] / c["memcpy_d2d_gbs"]
+    body = [
+        ["DRAM bandwidth", f'{SEED["bandwidth_gbs"]} GB/s (theoretical)',
+         f'{dev["theoretical_bandwidth_gbs"]:.0f} GB/s theoretical, {c["memcpy_d2d_gbs"]:.0f} copied',
+         f'x{dev["theoretical_bandwidth_gbs"] / SEED["bandwidth_gbs"]:.0f}'],
+        ["FP32 peak", f'{SEED["peak_gflops"]} GFLOP/s', f'{c["fma_gflops"] / 1e3:.1f} TFLOP/s measured',
+         f'x{c["fma_gflops"] / SEED["peak_gflops"]:.0f}'],
+        ["flops per byte to stay compute-bound", f'{ridge_then:.1f} (CGMA {4 * ridge_then:.0f})',
+         f'{ridge_now:.1f} (CGMA {4 * ridge_now:.0f})', "reuse matters more"],
+        ["misaligned vs coalesced copy", f'{SEED["permuted_us"] / SEED["coalesced_us"]:.1f}x slower (permuted)',
+         f'offset 1: {off0["gbs"] / off1["gbs"]:.2f}x slower; stride 32: {s1["gbs"] / s32["gbs"]:.1f}x slower', "sectors, not segments"],
+        ["float3 read directly vs through shared memory", f'{SEED["float3_direct_us"] / SEED["float3_shared_us"]:.1f}x slower',
+         f'{staged["gbs"] / direct["gbs"]:.2f}x', "L1/L2 absorb it"],
+        ["host to device", f'{SEED["pcie_gbs"]} GB/s peak (PCI)', f'{h2d["gbs"]:.1f} GB/s pinned, 256 MiB',
+         f'x{h2d["gbs"] / SEED["pcie_gbs"]:.0f}'],
+    ]
+    return table(["", "seeds (G80, 8800 GTX)", f'today ({dev["name"]})', "change"], body)
+
+
+TABLES = {
+    "device": t_device,
+    "coalescing": t_coalescing,
+    "aos_soa": lambda d, m, e: t_generic(m, "aos_soa"),
+    "alignment": lambda d, m, e: t_generic(m, "alignment"),
+    "pitch": lambda d, m, e: t_generic(m, "pitch"),
+    "transpose": lambda d, m, e: t_generic(m, "transpose"),
+    "constant": lambda d, m, e: t_generic(m, "constant"),
+    "transfer": t_transfer,
+    "explain": t_explain,
+    "then80": t_then_now,
+}
+
+
+def cmd_tables(args):
+    d, mem, explain = (load(args.dir, n) for n in ("device.json", "mem.json", "explain.json"))
+    with open(args.doc) as f:
+        text = f.read()
+    found = 0
+    for name, make in TABLES.items():
+        pattern = re.compile(rf"(<!-- mem:{name}:begin -->\n).*?(<!-- mem:{name}:end -->)", re.S)
+        if pattern.search(text):
+            found += 1
+            text = pattern.sub(lambda m: m.group(1) + make(d, mem, explain) + "\n" + m.group(2), text)
+    unknown = set(re.findall(r"<!-- mem:(\w+):begin -->", text)) - set(TABLES)
+    if unknown or not found:
+        sys.exit(f"{args.doc}: unknown table(s) {sorted(unknown)}" if unknown else f"{args.doc}: no <!-- mem:NAME:begin --> block")
+    with open(args.doc, "w") as f:
+        f.write(text)
+
+
+def cmd_plots(args):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    mem = load(args.dir, "mem.json")
+    copy = mem["ceilings"]["memcpy_d2d_gbs"]
+    out = args.out or args.dir
+    experiments = []
+    for r in mem["results"]:
+        if r["experiment"] not in experiments:
+            experiments.append(r["experiment"])
+    for experiment in experiments:
+        rows = rows_of(mem, experiment)
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        variants = list(dict.fromkeys(r["variant"] for r in rows))
+        params = {v: [r for r in rows if r["variant"] == v] for v in variants}
+        if experiment in ("coalescing", "transfer"):
+            for v in variants:
+                pts = sorted(params[v], key=lambda r: r["param"])
+                # Stream counts are not bytes: the overlap rows are in the table only.
+                if len(pts) == 1 or pts[0]["param_name"] == "streams":
+                    continue
+                ax.plot([r["param"] for r in pts], [r["gbs"] for r in pts], "-o", markersize=3, label=v)
+            ax.set_xlabel("offset (floats) / stride (floats)" if experiment == "coalescing" else "bytes / chunk bytes / streams")
+            if experiment == "transfer":
+                ax.set_xscale("log", base=2)
+                ax.set_yscale("log")
+        else:
+            labels = [f'{r["variant"]}\n{r["param"] if r["param_name"] else ""}' for r in rows]
+            ax.bar(range(len(rows)), [r["gbs"] for r in rows], color="tab:blue")
+            ax.set_xticks(range(len(rows)))
+            ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=7)
+            if experiment == "constant":
+                ax.set_yscale("log")
+        if experiment != "transfer":
+            ax.axhline(copy, color="black", linestyle="--", linewidth=1, label=f"cudaMemcpy D2D {copy:.0f} GB/s")
+        ax.set_ylabel("GB/s")
+        ax.set_title(f'{experiment} ({mem["device"]["name"]}, commit {mem["build"]["commit"]})', fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = os.path.join(out, f"mem-{experiment}.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        print(path)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    a = sub.add_parser("plots")
+    a.add_argument("dir")
+    a.add_argument("--out")
+    a.set_defaults(func=cmd_plots)
+    t = sub.add_parser("tables")
+    t.add_argument("dir")
+    t.add_argument("doc")
+    t.set_defaults(func=cmd_tables)
+    args = p.parse_args()
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+// Rung wgmma_ws_tf32: float32 A, B and C, multiplied on the tensor cores as TF32 (10-bit
+// mantissa, products exact in f32, f32 accumulation): the warp-specialised TMA + wgmma
+// pipeline of wgmma_ws.cuh with 32 floats of K per 128-byte row and wgmma m64n256k8.
+// tf32 wgmma reads both operands K-major only: op(A) with K contiguous (row-major A, or
+// column-major A^T) and op(B) with K contiguous (row-major B^T, column-major B). Other
+// layouts are refused with the reason until a transposing load exists.
+#include <string>
+
+#include "cuda/gemm/rungs.hpp"
+#include "cuda/gemm/wgmma_ws.cuh"
+
+namespace gemmlab::cuda {
+namespace {
+
+using Element = wgmma_ws::Tf32Operand;
+constexpr const char* kRung = "wgmma_ws_tf32";
+
+Status can_implement(const GemmProblem& p) {
+  if (p.a.dtype != DType::F32 || p.b.dtype != DType::F32 || p.c.dtype != DType::F32)
+    return {StatusCode::NotSupported, std::string(kRung) + " takes f32 A, B and C (got " +
+                                          std::string(to_string(p.a.dtype)) + " inputs, " +
+                                          std::string(to_string(p.c.dtype)) + " output)"};
+  return wgmma_ws::check_problem<Element>(p, kRung);
+}
+
+}  // namespace
+
+Variant wgmma_ws_tf32_variant() {
+  Variant v;
+  v.name = kRung;
+  v.backend = Backend::Cuda;
+  v.input = DType::F32;
+  v.compute = DType::TF32;
+  v.output = DType::F32;
+  v.technique = "the wgmma_ws pipeline on f32 data in TF32 (K-major operands)";
+  v.config = wgmma_ws::config_of(wgmma_ws::kBK<Element>);
+  v.can_implement = can_implement;
+  v.run = wgmma_ws::run<Element>;
+  v.kernel_info = [](const GemmProblem& p, KernelInfo& out) {
+    return wgmma_ws::kernel_info<Element>(p, out, "wgmma_ws_kernel<tf32>");
+  };
+  v.model = wgmma_ws::model_of;
+  return v;
+}
+
+}  // namespace gemmlab::cuda

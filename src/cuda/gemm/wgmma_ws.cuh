@@ -1,0 +1,360 @@
+// The warp-specialised TMA + wgmma kernel shared by the wgmma_ws_* rungs (13_wgmma_ws_bf16.cu,
+// 14_wgmma_ws_tf32.cu), templated on the element type of A and B.
+//
+// The seeds' lesson — move each tile once into fast memory, reuse it many times — at the
+// scale the tensor cores need. A block owns a 128 x 256 tile of C (CGMA 2·128·256/(128+256)
+// = 171 flops per element loaded) and is persistent: one block per SM walks the tiles in
+// grouped order (kGroupM tile rows at a time, so the A rows and B columns in flight stay
+// in L2). Inside it, one producer thread only issues TMA copies (cp.async.bulk.tensor) of
+// 128-row A and 256-row B tiles, 128 bytes of K deep, into a ring of kStages shared-memory
+// stages, each completing on a "full" mbarrier with its byte count; two consumer
+// warpgroups each multiply their 64 rows by the whole B tile with wgmma m64n256 straight
+// from shared memory (128-byte swizzled, conflict-free) and hand the stage back on an
+// "empty" mbarrier as soon as the tensor cores are done with it. setmaxnreg moves
+// registers from the producer (which needs few) to the consumers (128 f32 accumulators
+// each). The epilogue applies alpha and beta from registers while the producer already
+// loads the next tile.
+//
+// Any shape: TMA zero-fills what lies outside A and B (ragged M, N and K cost nothing
+// extra), stores are predicated. An operand whose K is contiguous is read K-major; for
+// 16-bit types, other operands are loaded as 64-wide MN chunks and read MN-major (the
+// transposition bits of wgmma). TMA needs 16-byte aligned bases and row pitches; what a
+// rung cannot take, can_implement refuses with the reason.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <cuda/ptx>
+
+#include <algorithm>
+#include <string>
+
+#include "cuda/arch/wgmma.cuh"
+#include "cuda/gemm/common.cuh"
+#include "cuda/gemm/kernel_info.hpp"
+#include "cuda/gemm/warp_tile.cuh"
+#include "cuda/runtime/check.hpp"
+#include "cuda/runtime/tensor_map.hpp"
+
+namespace gemmlab::cuda::wgmma_ws {
+
+namespace ptx = ::cuda::ptx;
+
+// The element types: storage bytes, the k of one wgmma, the tensor-map element, whether
+// wgmma can read the operand MN-major (16-bit types only), and the MMA itself.
+struct Bf16Operand {
+  static constexpr int kBytes = 2, kMmaK = 16;
+  static constexpr TmaElement kTma = TmaElement::BF16;
+  static constexpr bool kMnMajor = true;
+  template <int MnMajorA, int MnMajorB>
+  __device__ static void mma(float (&d)[128], std::uint64_t a, std::uint64_t b, int scale_d) {
+    arch::wgmma_m64n256k16_bf16<MnMajorA, MnMajorB>(d, a, b, scale_d);
+  }
+};
+struct Tf32Operand {  // float32 in memory; the tensor cores use its top 19 bits
+  static constexpr int kBytes = 4, kMmaK = 8;
+  static constexpr TmaElement kTma = TmaElement::F32;
+  static constexpr bool kMnMajor = false;
+  template <int MnMajorA, int MnMajorB>
+  __device__ static void mma(float (&d)[128], std::uint64_t a, std::uint64_t b, int scale_d) {
+    static_assert(MnMajorA == 0 && MnMajorB == 0, "tf32 wgmma reads K-major operands only");
+    arch::wgmma_m64n256k8_tf32(d, a, b, scale_d);
+  }
+};
+
+constexpr int kBM = 128, kBN = 256;  // block tile
+constexpr int kRowBytes = 128;       // one swizzled row of a tile: 128 bytes of K (or of MN)
+constexpr int kStages = 4;
+constexpr int kConsumers = 2;        // warpgroups of 64 rows each
+constexpr int kWarpgroup = 128;
+constexpr int kThreads = kWarpgroup * (kConsumers + 1);
+constexpr int kABytes = kBM * kRowBytes;  // 16 KiB
+constexpr int kBBytes = kBN * kRowBytes;  // 32 KiB
+constexpr int kStageBytes = kABytes + kBBytes;
+constexpr int kAtomBytes = 1024;          // 8 rows x 128 bytes: the swizzle atom
+constexpr int kSmemBytes = kStages * kStageBytes + kAtomBytes;  // + slack to align the ring
+constexpr int kGroupM = 8;
+constexpr int kProducerRegisters = 40, kConsumerRegisters = 232;
+static_assert(kProducerRegisters * kWarpgroup + kConsumerRegisters * kWarpgroup * kConsumers <= 65536,
+              "register file of one SM");
+
+template <class E>
+constexpr int kBK = kRowBytes / E::kBytes;  // K per stage: 64 bf16, 32 tf32
+template <class E>
+constexpr int kKSteps = kBK<E> / E::kMmaK;  // wgmma per stage and warpgroup: 4
+// An MN-major operand (16-bit types) arrives as chunks of kBK rows of k by 64 MN elements.
+constexpr int kChunk = 64;
+constexpr int kChunkBytes = kChunk * kRowBytes;  // 8 KiB
+constexpr int kKStepBytes = 32;                  // one wgmma's K in a K-major row (16 bf16, 8 tf32)
+
+struct Epilogue {
+  float* c;
+  long long ldc;
+  int m, n, k;
+  float alpha, beta;
+};
+
+// Shared-memory descriptor of the A rows this warpgroup multiplies, wgmma step `kk`.
+template <bool TransA>
+__device__ __forceinline__ std::uint64_t a_descriptor(const unsigned char* a_stage, int warpgroup, int kk) {
+  if constexpr (!TransA)  // K-major: rows of 128 bytes, 8-row groups one atom apart
+    return arch::smem_descriptor_sw128(a_stage + warpgroup * 64 * kRowBytes + kk * kKStepBytes, 16, kAtomBytes);
+  else  // M-major: chunk `warpgroup` holds these 64 rows; 8 k-rows per atom, 2 per wgmma
+    return arch::smem_descriptor_sw128(a_stage + warpgroup * kChunkBytes + kk * 2 * kAtomBytes, kChunkBytes,
+                                       kAtomBytes);
+}
+
+template <bool TransB>
+__device__ __forceinline__ std::uint64_t b_descriptor(const unsigned char* b_stage, int kk) {
+  if constexpr (TransB)  // B stored n x k: K-major, 256 rows
+    return arch::smem_descriptor_sw128(b_stage + kk * kKStepBytes, 16, kAtomBytes);
+  else  // B stored k x n: N-major, four 64-wide chunks
+    return arch::smem_descriptor_sw128(b_stage + kk * 2 * kAtomBytes, kChunkBytes, kAtomBytes);
+}
+
+// One stage's copies: A (128 rows) and B (256 rows), as one box each or as 64-wide chunks.
+template <class E, bool TransA, bool TransB>
+__device__ __forceinline__ void load_stage(const CUtensorMap* map_a, const CUtensorMap* map_b, unsigned char* stage,
+                                           std::uint64_t* full, int m0, int n0, int k0) {
+  ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, full, kStageBytes);
+  unsigned char* a = stage;
+  unsigned char* b = stage + kABytes;
+  if constexpr (!TransA) {
+    const std::int32_t at[2] = {k0, m0};  // A is m x k: (column k, row m)
+    ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, a, map_a, at, full);
+  } else {
+#pragma unroll
+    for (int h = 0; h < kBM / kChunk; ++h) {
+      const std::int32_t at[2] = {m0 + h * kChunk, k0};  // A stored k x m
+      ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, a + h * kChunkBytes, map_a, at, full);
+    }
+  }
+  if constexpr (TransB) {
+    const std::int32_t at[2] = {k0, n0};  // B stored n x k
+    ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, b, map_b, at, full);
+  } else {
+#pragma unroll
+    for (int q = 0; q < kBN / kChunk; ++q) {
+      const std::int32_t at[2] = {n0 + q * kChunk, k0};  // B stored k x n
+      ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, b + q * kChunkBytes, map_b, at, full);
+    }
+  }
+}
+
+// C(row, col..col+1) <- alpha * acc + beta * C, predicated; a float2 store where aligned.
+__device__ __forceinline__ void store_pair(const Epilogue& e, int row, int col, float v0, float v1) {
+  if (row >= e.m || col >= e.n) return;
+  float* p = e.c + static_cast<long long>(row) * e.ldc + col;
+  const bool both = col + 1 < e.n;
+  if (both && (reinterpret_cast<std::uintptr_t>(p) % 8 == 0)) {
+    float2 r = make_float2(e.alpha * v0, e.alpha * v1);
+    if (e.beta != 0.0f) {
+      const float2 old = *reinterpret_cast<const float2*>(p);
+      r.x = fmaf(e.beta, old.x, r.x);
+      r.y = fmaf(e.beta, old.y, r.y);
+    }
+    *reinterpret_cast<float2*>(p) = r;
+    return;
+  }
+  p[0] = e.beta != 0.0f ? fmaf(e.beta, p[0], e.alpha * v0) : e.alpha * v0;
+  if (both) p[1] = e.beta != 0.0f ? fmaf(e.beta, p[1], e.alpha * v1) : e.alpha * v1;
+}
+
+template <class E, bool TransA, bool TransB>
+__global__ void __launch_bounds__(kThreads, 1)
+    wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                    Epilogue e) {
+  extern __shared__ unsigned char smem_raw[];
+  // The swizzle pattern is a function of the address: every stage starts on an atom.
+  unsigned char* ring = reinterpret_cast<unsigned char*>(
+      (reinterpret_cast<std::uintptr_t>(smem_raw) + kAtomBytes - 1) / kAtomBytes * kAtomBytes);
+  __shared__ std::uint64_t full[kStages], empty[kStages];
+
+  const int warpgroup = threadIdx.x / kWarpgroup;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      ptx::mbarrier_init(&full[s], 1);                // the producer's expect_tx arrival
+      ptx::mbarrier_init(&empty[s], kConsumers * 4);  // one arrival per consumer warp
+    }
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
+  }
+  __syncthreads();
+
+  const int tiles_m = ceil_div(e.m, kBM), tiles_n = ceil_div(e.n, kBN);
+  const int tiles = tiles_m * tiles_n;
+  const int k_tiles = ceil_div(e.k, kBK<E>);
+
+  if (warpgroup == kConsumers) {  // the producer: the last warpgroup, one thread of it
+    arch::setmaxnreg_decrease<kProducerRegisters>();
+    if (threadIdx.x % kWarpgroup != 0) return;
+    int stage = 0;
+    std::uint32_t phase = 0;
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      int tm, tn;
+      grouped_tile<kGroupM>(tile, tiles_m, tiles_n, tm, tn);
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        // A fresh barrier counts as having completed the phase before phase 0: the first
+        // pass over the ring does not wait.
+        while (!ptx::mbarrier_try_wait_parity(&empty[stage], phase ^ 1)) {
+        }
+        load_stage<E, TransA, TransB>(&map_a, &map_b, ring + stage * kStageBytes, &full[stage], tm * kBM,
+                                      tn * kBN, kt * kBK<E>);
+        if (++stage == kStages) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+    }
+    return;
+  }
+
+  arch::setmaxnreg_increase<kConsumerRegisters>();
+  // A stored k x m (TransA) is M-major; B stored k x n (not TransB) is N-major.
+  constexpr int kMnMajorA = TransA ? 1 : 0, kMnMajorB = TransB ? 0 : 1;
+  const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
+  int stage = 0;
+  std::uint32_t phase = 0;
+  float acc[128];
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    int tm, tn;
+    grouped_tile<kGroupM>(tile, tiles_m, tiles_n, tm, tn);
+    int previous = -1;
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      while (!ptx::mbarrier_try_wait_parity(&full[stage], phase)) {
+      }
+      const unsigned char* a = ring + stage * kStageBytes;
+      const unsigned char* b = a + kABytes;
+#pragma unroll
+      for (int i = 0; i < 128; ++i) arch::fence_accumulator(acc[i]);
+      arch::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < kKSteps<E>; ++kk)
+        E::template mma<kMnMajorA, kMnMajorB>(acc, a_descriptor<TransA>(a, warpgroup, kk),
+                                              b_descriptor<TransB>(b, kk), kt > 0 || kk > 0);
+      arch::wgmma_commit();
+#pragma unroll
+      for (int i = 0; i < 128; ++i) arch::fence_accumulator(acc[i]);
+      // Keep this stage's MMAs in flight; the previous stage's are done: hand it back.
+      arch::wgmma_wait<1>();
+      if (previous >= 0 && lane == 0) ptx::mbarrier_arrive(&empty[previous]);
+      previous = stage;
+      if (++stage == kStages) {
+        stage = 0;
+        phase ^= 1;
+      }
+    }
+    arch::wgmma_wait<0>();
+    if (previous >= 0 && lane == 0) ptx::mbarrier_arrive(&empty[previous]);
+    // Accumulator fragment of m64nN: register 4j + {0,1} holds row lane/4 and columns
+    // 8j + 2(lane%4) + {0,1} of this warp's 16 rows; 4j + {2,3} the same columns 8 rows down.
+    const int row0 = tm * kBM + warpgroup * 64 + warp * 16 + lane / 4;
+    const int col0 = tn * kBN + 2 * (lane % 4);
+#pragma unroll
+    for (int j = 0; j < kBN / 8; ++j) {
+      store_pair(e, row0, col0 + 8 * j, acc[4 * j], acc[4 * j + 1]);
+      store_pair(e, row0 + 8, col0 + 8 * j, acc[4 * j + 2], acc[4 * j + 3]);
+    }
+  }
+}
+
+// ---- host side ---------------------------------------------------------------------------
+
+// The tensor-map view of A and B for the canonical (row-major C) problem: A m x k or
+// stored k x m, B stored n x k (K contiguous) or k x n.
+template <class E>
+TmaMatrix tma_a(const RowMajorGemm& g) {
+  const auto u = [](std::int64_t x) { return static_cast<std::uint64_t>(x); };
+  if (g.trans_a) return {g.a, u(g.k), u(g.m), u(g.lda), E::kTma, static_cast<std::uint32_t>(kBK<E>), kChunk};
+  return {g.a, u(g.m), u(g.k), u(g.lda), E::kTma, kBM, static_cast<std::uint32_t>(kBK<E>)};
+}
+template <class E>
+TmaMatrix tma_b(const RowMajorGemm& g) {
+  const auto u = [](std::int64_t x) { return static_cast<std::uint64_t>(x); };
+  if (g.trans_b) return {g.b, u(g.n), u(g.k), u(g.ldb), E::kTma, kBN, static_cast<std::uint32_t>(kBK<E>)};
+  return {g.b, u(g.k), u(g.n), u(g.ldb), E::kTma, static_cast<std::uint32_t>(kBK<E>), kChunk};
+}
+
+template <class E, class F>
+decltype(auto) dispatch(const RowMajorGemm& g, F&& f) {
+  return dispatch_trans(g.trans_a, g.trans_b, [&](auto ta, auto tb) {
+    return f(wgmma_ws_kernel<E, decltype(ta)::value, decltype(tb)::value>);
+  });
+}
+
+// What the rung needs beyond its types: an sm_90 device, int-sized dimensions, K-major
+// operands where the type has no MN-major form, and operands TMA can address.
+template <class E>
+Status check_problem(const GemmProblem& p, const std::string& rung) {
+  if (device_compute_capability() != 90)
+    return {StatusCode::ArchMismatch, rung + " needs an sm_90 GPU (wgmma and setmaxnreg are sm_90a code)"};
+  constexpr std::int64_t kIntMax = 2147483647;
+  if (p.m > kIntMax || p.n > kIntMax || p.k > kIntMax)
+    return {StatusCode::NotSupported, rung + ": m, n and k must each be below 2^31"};
+  if (p.m == 0 || p.n == 0 || p.k == 0) return Status::ok();
+  const RowMajorGemm g = canonicalize(p);
+  if (!E::kMnMajor && (g.trans_a || !g.trans_b))
+    return {StatusCode::NotSupported,
+            rung + " reads both operands K-major (the tensor cores have no transposed tf32 form): op(A) needs "
+                   "its rows and op(B) its columns contiguous, e.g. row-major NT or column-major TN"};
+  GEMMLAB_TRY(tma_requirements(tma_a<E>(g), (rung + ": A").c_str()));
+  GEMMLAB_TRY(tma_requirements(tma_b<E>(g), (rung + ": B").c_str()));
+  return Status::ok();
+}
+
+// One instantiation: its shared-memory limit raised once (a static per kernel, not per
+// kernel type: the four transpositions share one function-pointer type), then launched.
+template <class E, bool TransA, bool TransB>
+Status launch(int grid, Stream stream, const CUtensorMap& map_a, const CUtensorMap& map_b, const Epilogue& e) {
+  static const cudaError_t raised = cudaFuncSetAttribute(wgmma_ws_kernel<E, TransA, TransB>,
+                                                         cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+  CUDA_CHECK(raised);
+  wgmma_ws_kernel<E, TransA, TransB><<<grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream)>>>(map_a, map_b, e);
+  CUDA_CHECK_LAUNCH("wgmma_ws_kernel");
+  return Status::ok();
+}
+
+template <class E>
+Status run(const GemmProblem& p, Stream stream) {
+  const RowMajorGemm g = canonicalize(p);
+  CUtensorMap map_a, map_b;
+  GEMMLAB_TRY(encode_tensor_map(tma_a<E>(g), "A", map_a));
+  GEMMLAB_TRY(encode_tensor_map(tma_b<E>(g), "B", map_b));
+  Epilogue e{static_cast<float*>(g.c), g.ldc, static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k),
+             static_cast<float>(g.alpha), static_cast<float>(g.beta)};
+  const int tiles = ceil_div(g.m, kBM) * ceil_div(g.n, kBN);
+  const int grid = std::min(tiles, device_sm_count());
+  if constexpr (E::kMnMajor) {
+    return dispatch_trans(g.trans_a, g.trans_b, [&](auto ta, auto tb) -> Status {
+      return launch<E, decltype(ta)::value, decltype(tb)::value>(grid, stream, map_a, map_b, e);
+    });
+  } else {
+    return launch<E, false, true>(grid, stream, map_a, map_b, e);
+  }
+}
+
+template <class E>
+Status kernel_info(const GemmProblem& p, KernelInfo& out, const char* name) {
+  const RowMajorGemm g = canonicalize(p);
+  if constexpr (E::kMnMajor)
+    return dispatch<E>(g, [&](auto kernel) {
+      return describe_kernel(out, kernel, kernel_name(name, g.trans_a, g.trans_b), kThreads, kSmemBytes);
+    });
+  else
+    return describe_kernel(out, wgmma_ws_kernel<E, false, true>, kernel_name(name, false, true), kThreads, kSmemBytes);
+}
+
+inline Config config_of(int bk) {
+  return {{{"BM", kBM}, {"BN", kBN}, {"BK", bk}, {"stages", kStages}, {"consumers", kConsumers},
+           {"threads", kThreads}, {"group_m", kGroupM}}};
+}
+
+inline Traffic model_of(const GemmProblem& p) {
+  Traffic t = minimum_traffic(p);
+  set_loads_per_fma(t, p, 1.0 / kBN + 1.0 / kBM);
+  t.threads_per_block = kThreads;
+  t.smem_bytes_per_block = kSmemBytes;
+  return t;
+}
+
+}  // namespace gemmlab::cuda::wgmma_ws

@@ -1,0 +1,259 @@
+// The Hopper tensor-core rungs against the float64 reference on the bf16-rounded inputs:
+// ragged edges (TMA zero-fill), every transposition, both layouts, ld > cols, alpha/beta,
+// beta = 0 with NaN in C, and the refusal of operands TMA cannot address. Label: gpu;
+// skipped without a device of compute capability 9.0.
+#include <gtest/gtest.h>
+
+#if GEMMLAB_HAVE_CUDA
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "core/random.hpp"
+#include "core/reference.hpp"
+#include "cuda/gemm/rungs.hpp"
+#include "gemmlab/registry.hpp"
+
+namespace gemmlab {
+namespace {
+
+bool hopper_present() {
+  if (!cuda_device_present()) return false;
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return false;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+  return major == 9 && minor == 0;
+}
+
+#define REQUIRE_HOPPER() \
+  if (!hopper_present()) GTEST_SKIP() << "no sm_90 CUDA device on this machine (or no CUDA in this build)"
+
+// float -> bf16 bits, round to nearest even (inputs are finite here).
+std::uint16_t to_bf16(float x) {
+  std::uint32_t u;
+  std::memcpy(&u, &x, 4);
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return static_cast<std::uint16_t>(u >> 16);
+}
+
+struct DeviceArray {
+  void* p = nullptr;
+  explicit DeviceArray(std::size_t bytes) { EXPECT_EQ(cudaMalloc(&p, bytes), cudaSuccess); }
+  ~DeviceArray() { cudaFree(p); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+};
+
+struct Case {
+  std::int64_t m, n, k;
+  Op op_a, op_b;
+  Layout layout;
+  double alpha, beta;
+  std::int64_t pad;  // extra elements per leading dimension, on top of rounding up to 8
+};
+
+std::string describe(const Case& c) {
+  return fmt::format("{}x{}x{} {}{} {} alpha {} beta {} pad {}", c.m, c.n, c.k, to_string(c.op_a),
+                     to_string(c.op_b), to_string(c.layout), c.alpha, c.beta, c.pad);
+}
+
+Matrix shaped(std::int64_t rows, std::int64_t cols, Layout layout, DType type, std::int64_t pad) {
+  Matrix x;
+  x.rows = rows;
+  x.cols = cols;
+  x.layout = layout;
+  x.dtype = type;
+  const std::int64_t extent = x.contiguous_extent();
+  x.ld = (extent + 7) / 8 * 8 + pad;  // TMA: row pitch a multiple of 16 bytes
+  return x;
+}
+
+// Runs `variant` on the case and checks every element of C against the reference. Returns
+// false (checking nothing) when the variant refuses the layout and `may_refuse` is set.
+bool check_case(const Variant& variant, const Case& c, std::uint64_t seed, bool may_refuse = false) {
+  SCOPED_TRACE(describe(c) + fmt::format(" seed {}", seed));
+  GemmProblem host;
+  host.m = c.m;
+  host.n = c.n;
+  host.k = c.k;
+  host.op_a = c.op_a;
+  host.op_b = c.op_b;
+  host.alpha = c.alpha;
+  host.beta = c.beta;
+  host.compute = variant.compute;
+  const DType in = variant.input;
+  host.a = c.op_a == Op::N ? shaped(c.m, c.k, c.layout, in, c.pad) : shaped(c.k, c.m, c.layout, in, c.pad);
+  host.b = c.op_b == Op::N ? shaped(c.k, c.n, c.layout, in, c.pad) : shaped(c.n, c.k, c.layout, in, c.pad);
+  host.c = shaped(c.m, c.n, c.layout, DType::F32, c.pad);
+
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  // Inputs in their storage type: bf16 bits, or float32 (which tf32 math truncates).
+  const std::size_t bytes = storage_bytes(in);
+  std::vector<unsigned char> a(static_cast<std::size_t>(host.a.span_elements()) * bytes),
+      b(static_cast<std::size_t>(host.b.span_elements()) * bytes);
+  std::vector<float> c0(static_cast<std::size_t>(host.c.span_elements()));
+  for (std::vector<unsigned char>* x : {&a, &b})
+    for (std::size_t i = 0; i < x->size(); i += bytes) {
+      const float v = dist(rng);
+      if (in == DType::BF16) {
+        const std::uint16_t h = to_bf16(v);
+        std::memcpy(x->data() + i, &h, 2);
+      } else {
+        std::memcpy(x->data() + i, &v, 4);
+      }
+    }
+  // beta = 0: C holds NaN, which must neither leak nor survive.
+  for (auto& x : c0) x = c.beta == 0.0 ? std::numeric_limits<float>::quiet_NaN() : dist(rng);
+  host.a.data = a.data();
+  host.b.data = b.data();
+  host.c.data = c0.data();
+  EXPECT_TRUE(validate(host).is_ok());
+  ReferenceResult ref;
+  if (!reference_gemm(host, ref).is_ok()) {
+    ADD_FAILURE() << "reference failed";
+    return false;
+  }
+
+  DeviceArray da(a.size()), db(b.size()), dc(c0.size() * 4);
+  EXPECT_EQ(cudaMemcpy(da.p, a.data(), a.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(db.p, b.data(), b.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(dc.p, c0.data(), c0.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  GemmProblem dev = host;
+  dev.a.data = da.p;
+  dev.b.data = db.p;
+  dev.c.data = dc.p;
+  const Status can = variant.can_implement(dev);
+  if (!can.is_ok() && may_refuse) {
+    EXPECT_EQ(can.code(), StatusCode::NotSupported) << can.describe();
+    return false;
+  }
+  EXPECT_TRUE(can.is_ok()) << can.describe();
+  if (!can.is_ok()) return false;
+  const Status ran = variant.run(dev, nullptr);
+  EXPECT_TRUE(ran.is_ok()) << ran.describe();
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<float> got(c0.size());
+  EXPECT_EQ(cudaMemcpy(got.data(), dc.p, got.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+
+  // Products of bf16 values are exact in f32; the tensor cores accumulate in (about) f32.
+  // tf32 math drops the low 13 bits of each f32 input: 2^-10 relative per input, so
+  // 2^-9 per product. Bound: (input error + gamma(k + 2, 2^-23)) * magnitude + 2^-24 |value|.
+  const double input_error = in == DType::BF16 ? 0.0 : 0x1p-9;
+  const double u = 0x1p-23;
+  const double terms = static_cast<double>(c.k + 2);
+  const double gamma = input_error + terms * u / (1 - terms * u);
+  std::int64_t bad = 0, unwritten = 0;
+  for (std::int64_t i = 0; i < c.m; ++i)
+    for (std::int64_t j = 0; j < c.n; ++j) {
+      const double v = got[static_cast<std::size_t>(host.c.offset(i, j))];
+      const std::size_t r = static_cast<std::size_t>(i * c.n + j);
+      if (std::isnan(v)) {
+        ++unwritten;
+        continue;
+      }
+      const double tol = gamma * ref.magnitude[r] + 0x1p-24 * std::fabs(ref.value[r]);
+      if (std::fabs(v - ref.value[r]) > tol && ++bad <= 3)
+        ADD_FAILURE() << fmt::format("C({}, {}) = {} vs reference {} (tolerance {:.3g})", i, j, v, ref.value[r], tol);
+    }
+  EXPECT_EQ(unwritten, 0) << "elements of C left unwritten (NaN)";
+  EXPECT_EQ(bad, 0) << "elements of C outside the error bound";
+  // The padding of C must come back untouched.
+  for (std::int64_t line = 0; line < host.c.lines(); ++line)
+    for (std::int64_t e = host.c.contiguous_extent(); e < host.c.ld && line * host.c.ld + e < static_cast<std::int64_t>(got.size()); ++e) {
+      const std::size_t at = static_cast<std::size_t>(line * host.c.ld + e);
+      const bool same = std::isnan(c0[at]) ? std::isnan(got[at]) : got[at] == c0[at];
+      if (!same) {
+        ADD_FAILURE() << "C's padding was written at line " << line << ", element " << e;
+        return true;
+      }
+    }
+  return true;
+}
+
+const std::vector<std::int64_t> kShapes[] = {
+    {1, 1, 1},     {127, 131, 257}, {128, 256, 64}, {129, 257, 65}, {255, 17, 1},
+    {33, 300, 100}, {1000, 7, 300},  {5, 1000, 64},  {300, 520, 1023},
+};
+
+TEST(Wgmma, Bf16EveryShapeTranspositionAndLayout) {
+  REQUIRE_HOPPER();
+  const Variant v = cuda::wgmma_ws_bf16_variant();
+  std::uint64_t seed = fresh_seed();
+  for (Layout layout : {Layout::RowMajor, Layout::ColMajor})
+    for (Op op_a : {Op::N, Op::T})
+      for (Op op_b : {Op::N, Op::T})
+        for (const auto& s : kShapes) check_case(v, {s[0], s[1], s[2], op_a, op_b, layout, 1.0, 0.0, 0}, seed++);
+}
+
+TEST(Wgmma, Bf16AlphaBetaAndPaddedLd) {
+  REQUIRE_HOPPER();
+  const Variant v = cuda::wgmma_ws_bf16_variant();
+  std::uint64_t seed = fresh_seed();
+  for (Op op_a : {Op::N, Op::T})
+    for (Op op_b : {Op::N, Op::T}) {
+      check_case(v, {200, 300, 129, op_a, op_b, Layout::RowMajor, -1.5, 0.5, 8}, seed++);
+      check_case(v, {131, 257, 77, op_a, op_b, Layout::ColMajor, 0.25, -2.0, 24}, seed++);
+    }
+}
+
+TEST(Wgmma, Bf16LargeAgainstTheReference) {
+  REQUIRE_HOPPER();
+  const Variant v = cuda::wgmma_ws_bf16_variant();
+  check_case(v, {1024, 1536, 2048, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}, fresh_seed());
+  check_case(v, {1000, 1000, 1000, Op::T, Op::N, Layout::RowMajor, 1.0, 1.0, 0}, fresh_seed());
+}
+
+TEST(Wgmma, Bf16RefusesWhatTmaCannotAddress) {
+  REQUIRE_HOPPER();
+  const Variant v = cuda::wgmma_ws_bf16_variant();
+  DeviceArray buffer(1 << 20);
+  GemmProblem p;
+  p.m = p.n = p.k = 33;
+  p.a = shaped(33, 33, Layout::RowMajor, DType::BF16, 0);
+  p.b = p.a;
+  p.c = shaped(33, 33, Layout::RowMajor, DType::F32, 0);
+  p.a.ld = 33;  // 66-byte rows: not a multiple of 16
+  p.a.data = p.b.data = p.c.data = buffer.p;
+  const Status s = v.can_implement(p);
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_NE(s.describe().find("A"), std::string::npos) << s.describe();
+  p.a.ld = 40;
+  p.b.data = static_cast<char*>(buffer.p) + 2;  // misaligned base
+  const Status t = v.can_implement(p);
+  EXPECT_FALSE(t.is_ok());
+  EXPECT_NE(t.describe().find("B"), std::string::npos) << t.describe();
+}
+
+
+// tf32 reads both operands K-major: row-major NT and column-major TN run, the other
+// layouts are refused (NotSupported), never answered wrong.
+TEST(Wgmma, Tf32KMajorLayoutsRunOthersAreRefused) {
+  REQUIRE_HOPPER();
+  const Variant v = cuda::wgmma_ws_tf32_variant();
+  std::uint64_t seed = fresh_seed();
+  int ran = 0;
+  for (Layout layout : {Layout::RowMajor, Layout::ColMajor})
+    for (Op op_a : {Op::N, Op::T})
+      for (Op op_b : {Op::N, Op::T})
+        for (const auto& s : kShapes) ran += check_case(v, {s[0], s[1], s[2], op_a, op_b, layout, 1.0, 0.0, 0}, seed++, true);
+  EXPECT_EQ(ran, 2 * static_cast<int>(std::size(kShapes)));  // row NT and col TN, every shape
+  check_case(v, {200, 300, 129, Op::N, Op::T, Layout::RowMajor, -1.5, 0.5, 8}, seed++);
+  check_case(v, {131, 257, 77, Op::T, Op::N, Layout::ColMajor, 0.25, -2.0, 24}, seed++);
+  check_case(v, {1024, 1536, 2048, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}, seed++);
+}
+
+}  // namespace
+}  // namespace gemmlab
+
+#else
+TEST(Wgmma, NeedsCuda) { GTEST_SKIP() << "SKIPPED: no CUDA in this build"; }
+#endif
