@@ -85,7 +85,9 @@ Status explain(const Options& options, Executor& executor, ExplainContext& conte
     const std::string k = key(r.variant, r.m, r.n, r.k);
     if (auto it = kernels.find(k); it != kernels.end()) e.kernel = it->second;
     if (auto it = cpus.find(k); it != cpus.end()) e.cpu = it->second;
-    if (on_cuda && context.have_ceilings) {
+    // The measured compute ceiling is the FP32 FMA rate: a bound for the SIMT ladder only.
+    // Tensor-core dtypes get no roofline until a tensor-core ceiling is measured.
+    if (on_cuda && context.have_ceilings && r.dtype == to_string(DType::F32)) {
       e.roofline = roofline(r.model, context.ceilings.memcpy_gbs, context.ceilings.fma_gflops);
       if (r.timed && r.timing.median_ms > 0) {
         e.fraction_of_bound = e.roofline->bound_ms / r.timing.median_ms;
