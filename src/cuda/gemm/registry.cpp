@@ -26,9 +26,11 @@ const std::vector<Variant>& registry() {
       cublas_sgemm_variant(),
       // Tensor cores: each --dtype runs its own rungs against its own anchor.
       mma_sync_variant(DType::BF16),
+      wgmma_ws_bf16_variant(),
       cublas_gemm_ex_variant(DType::BF16),
       mma_sync_variant(DType::F16),
       cublas_gemm_ex_variant(DType::F16),
+      wgmma_ws_tf32_variant(),
       cublas_gemm_ex_variant(DType::TF32),
   };
   return table;
