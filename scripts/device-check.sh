@@ -6,12 +6,16 @@
 #
 # Environment: BUILD_DIR (default build-device; an existing build is reused),
 # SIZES (benchmark sizes, default "4096,8192"), SWEEP (also sweep 128..8192 and odd sizes: 1),
+# DTYPES (the --dtype runs for the sanitizer and the benchmark, default "f32"; e.g. "f32 tf32 bf16 f16"),
+# SANITIZER_DTYPES (the sanitizer's alone, default DTYPES),
 # SKIP_TESTS=1, SKIP_SANITIZER=1, SKIP_BENCH=1 to leave a step out.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-device-out}
 build=${BUILD_DIR:-build-device}
 sizes=${SIZES:-4096,8192}
+dtypes=${DTYPES:-f32}
+sanitizer_dtypes=${SANITIZER_DTYPES:-$dtypes}
 mkdir -p "$out"
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
@@ -44,36 +48,49 @@ if [[ -z ${SKIP_SANITIZER:-} ]]; then
   for tool in memcheck racecheck synccheck; do
     start=$(date +%s)
     status=ok
-    for trans in NN TN NT TT; do
-      compute-sanitizer --tool "$tool" --error-exitcode 99 \
-        "$build/gemmlab" verify --backend cuda --mnk 67x45x33,35x37x19 --trans "$trans" --beta 0.5 --pad 1 \
-        >>"$out/sanitizer-$tool.log" 2>&1 || status="FAILED ($trans)"
+    runs=0
+    for dtype in $sanitizer_dtypes; do
+      for trans in NN TN NT TT; do
+        compute-sanitizer --tool "$tool" --error-exitcode 99 \
+          "$build/gemmlab" verify --backend cuda --dtype "$dtype" --mnk 67x45x33,35x37x19 --trans "$trans" \
+          --beta 0.5 --pad 1 >>"$out/sanitizer-$tool.log" 2>&1 || status="FAILED ($dtype $trans)"
+        runs=$((runs + 1))
+      done
     done
-    note "compute-sanitizer $tool: $status ($(grep -cE 'ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards' "$out/sanitizer-$tool.log") of 4 runs clean) in $(($(date +%s) - start)) s"
+    note "compute-sanitizer $tool: $status ($(grep -cE 'ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards' "$out/sanitizer-$tool.log") of $runs runs clean) in $(($(date +%s) - start)) s"
   done
 fi
 
 # ---- benchmark ---------------------------------------------------------------
 if [[ -z ${SKIP_BENCH:-} ]]; then
-  start=$(date +%s)
-  "$build/gemmlab" bench --backend cuda --sizes "$sizes" --format json --output "$out/ladder.json" \
-    2>"$out/bench.log"
-  note "bench rc=$? in $(($(date +%s) - start)) s"
-  if [[ -n ${SWEEP:-} ]]; then
-    "$build/gemmlab" bench --backend cuda --sizes 128,256,512,1024,2048,1000,4095 --format json \
-      --output "$out/sweep.json" 2>>"$out/bench.log"
-    note "sweep rc=$?"
-  fi
+  for dtype in $dtypes; do
+    # ladder.json for f32 (as before), ladder-<dtype>.json for the tensor-core dtypes.
+    json="$out/ladder.json"
+    [[ $dtype != f32 ]] && json="$out/ladder-$dtype.json"
+    start=$(date +%s)
+    "$build/gemmlab" bench --backend cuda --dtype "$dtype" --sizes "$sizes" --format json --output "$json" \
+      2>>"$out/bench.log"
+    note "bench $dtype rc=$? in $(($(date +%s) - start)) s"
+    if [[ -n ${SWEEP:-} ]]; then
+      sweep="$out/sweep.json"
+      [[ $dtype != f32 ]] && sweep="$out/sweep-$dtype.json"
+      "$build/gemmlab" bench --backend cuda --dtype "$dtype" --sizes 128,256,512,1024,2048,1000,4095 --format json \
+        --output "$sweep" 2>>"$out/bench.log"
+      note "sweep $dtype rc=$?"
+    fi
+  done
 fi
 
 echo
 echo "==== summary ===="
 printf '%s\n' "${summary[@]}"
-if [[ -f $out/ladder.json ]]; then
-  python3 - "$out/ladder.json" <<'PY'
+for json in "$out"/ladder*.json; do
+  [[ -f $json ]] || continue
+  python3 - "$json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
-print(doc["device"].get("gpu"), "sm clock now", doc["device"].get("sm_clock_now_mhz"), "MHz, commit", doc["build"]["commit"])
+print(doc["device"].get("gpu"), "sm clock now", doc["device"].get("sm_clock_now_mhz"), "MHz, commit", doc["build"]["commit"],
+      "dtype", doc["settings"].get("dtype", "f32"))
 for r in doc["results"]:
     rate = r.get("gflops", 0) / 1e3
     ratio = r.get("ratio_to_anchor")
@@ -81,4 +98,4 @@ for r in doc["results"]:
     print(f'{r["m"]:>5} {r["variant"]:<15} {rate:8.2f} TFLOP/s  x{ratio if ratio is None else round(ratio, 3)}  '
           f'{"ok" if v.get("passed") else "FAIL"} err {v.get("rel_frobenius", float("nan")):.1e} {r["status"]} {r["message"][:60]}')
 PY
-fi
+done

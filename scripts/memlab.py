@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The memory lab's plots and tables, from the JSON of `gemmlab device`, `gemmlab mem` and
-`gemmlab explain` (scripts/mem-check.sh writes all three; schema_version 1).
+`gemmlab explain` (scripts/mem-check.sh writes all three; schema_version 1 or 2).
 
   scripts/memlab.py plots  DIR [--out DIR]
       One PNG per experiment of DIR/mem.json (mem-EXPERIMENT.png).
@@ -32,7 +32,7 @@ def load(directory, name):
     path = os.path.join(directory, name)
     with open(path) as f:
         doc = json.load(f)
-    if doc.get("schema_version") != 1:
+    if doc.get("schema_version") not in (1, 2):  # 2: explain results also carry "dtype"
         sys.exit(f"{path}: unsupported schema_version {doc.get('schema_version')}")
     return doc
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Plots and tables from gemmlab's JSON results (schema_version 1).
+"""Plots and tables from gemmlab's JSON results (schema_version 1 or 2; 2 adds each
+result's "dtype", and version 1 files are f32 throughout).
 
   scripts/plot.py plot  RESULTS.json [MORE.json ...] --out ladder.png [--title T]
       TFLOP/s (GFLOP/s for cpu) against size for every rung; the anchor is a dashed line.
@@ -14,16 +15,19 @@ import json
 import re
 import sys
 
+SCHEMA_VERSIONS = (1, 2)
+
 
 def load(paths):
     records, docs = [], []
     for path in paths:
         with open(path) as f:
             doc = json.load(f)
-        if doc.get("schema_version") != 1:
+        if doc.get("schema_version") not in SCHEMA_VERSIONS:
             sys.exit(f"{path}: unsupported schema_version {doc.get('schema_version')}")
         docs.append(doc)
         for r in doc["results"]:
+            r.setdefault("dtype", "f32")
             if r.get("status") == "ok" and "gflops" in r and r["m"] == r["n"] == r["k"]:
                 records.append(r)
     return docs, records
@@ -62,7 +66,8 @@ def cmd_plot(args):
     ax.set_xlabel("m = n = k")
     ax.set_ylabel(label)
     device = docs[0]["device"].get("gpu") or docs[0]["device"].get("cpu", "")
-    ax.set_title(args.title or f"gemmlab ladder, {device}, commit {docs[0]['build']['commit']}")
+    dtypes = "/".join(sorted({r["dtype"] for r in records}))
+    ax.set_title(args.title or f"gemmlab ladder ({dtypes}), {device}, commit {docs[0]['build']['commit']}")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8, ncol=2, title="rings: sizes that are not powers of two", title_fontsize=7)
     fig.tight_layout()

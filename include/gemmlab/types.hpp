@@ -1,6 +1,7 @@
 // Element types, layouts, operations and backends: the vocabulary of a GEMM problem.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -34,5 +35,26 @@ std::size_t storage_bytes(DType type);
 // Unit roundoff u of arithmetic in this type (half an ulp of 1): 2^-24 for f32,
 // 2^-11 for tf32 (10 stored mantissa bits), 2^-8 for bf16, 2^-11 for f16, 2^-53 for f64.
 double unit_roundoff(DType type);
+
+// What `--dtype NAME` asks for: how A and B are stored, the arithmetic that multiplies
+// them, and how C is stored. C is float32 for every name:
+//   f32         float32 storage and arithmetic (the SIMT ladder, cuBLAS SGEMM)
+//   tf32        float32 storage; the tensor cores reduce each operand to tf32, sums in float32
+//   bf16, f16   2-byte storage; the tensor cores multiply exactly and sum in float32
+// A variant declares the same three types (Variant::input, compute, output); a run selects
+// the variants whose three match.
+struct Precision {
+  DType input = DType::F32;
+  DType compute = DType::F32;
+  DType output = DType::F32;
+  bool operator==(const Precision&) const = default;
+};
+
+// The precision a `--dtype` name stands for; nullopt for f64 (no rung computes in it).
+std::optional<Precision> precision_for(DType name);
+// The `--dtype` name of a precision; nullopt when no name stands for it.
+std::optional<DType> dtype_name(const Precision& precision);
+// The names `--dtype` takes, in the order help texts list them.
+inline constexpr DType kDTypeNames[] = {DType::F32, DType::TF32, DType::BF16, DType::F16};
 
 }  // namespace gemmlab

@@ -53,6 +53,9 @@ struct Variant {
   DType input = DType::F32;
   DType compute = DType::F32;
   DType output = DType::F32;
+  // The three types together: a run with `--dtype NAME` takes the variants whose
+  // precision is precision_for(NAME) (types.hpp).
+  Precision precision() const { return {input, compute, output}; }
   std::string technique;   // one line: what this rung adds to the one before
   Config config;
   bool anchor = false;     // a vendor library every other rung is compared with

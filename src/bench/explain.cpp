@@ -116,7 +116,9 @@ Status explain(const Options& options, Executor& executor, ExplainContext& conte
       e.cpu->peak = matching_peak(*context.cpu_peaks, e.cpu->threads);
       if (r.timed && e.cpu->peak->gflops > 0) e.cpu->fraction_of_peak = r.gflops / e.cpu->peak->gflops;
     }
-    if (on_cuda && context.have_ceilings) {
+    // The measured compute ceiling is the FP32 FMA rate: a bound for the SIMT ladder only.
+    // Tensor-core dtypes get no roofline until a tensor-core ceiling is measured.
+    if (on_cuda && context.have_ceilings && r.dtype == to_string(DType::F32)) {
       e.roofline = roofline(r.model, context.ceilings.memcpy_gbs, context.ceilings.fma_gflops);
       if (r.timed && r.timing.median_ms > 0) {
         e.fraction_of_bound = e.roofline->bound_ms / r.timing.median_ms;

@@ -8,6 +8,7 @@
 #include <limits>
 #include <new>
 
+#include "core/element.hpp"
 #include "core/random.hpp"
 #include "core/reference.hpp"
 #include "gemmlab/gemm.hpp"
@@ -16,21 +17,31 @@
 namespace gemmlab::bench {
 namespace {
 
-// One operand: its descriptor, its host copy and its copy where the backend computes.
+// One operand: its descriptor, its values on the host (as floats, already rounded to the
+// storage type), the same values in the storage type when that is not float32, and its
+// copy where the backend computes.
 struct Operand {
   Matrix desc;
   std::vector<float> host;
+  std::vector<std::byte> encoded;  // 2-byte types only: float32 storage uses `host` itself
   std::unique_ptr<Buffer> device;
+
+  std::size_t bytes() const { return host.size() * storage_bytes(desc.dtype); }
+  // The storage the device copy and the reference read: exactly the rounded values.
+  const void* stored() const {
+    return storage_bytes(desc.dtype) == sizeof(float) ? static_cast<const void*>(host.data()) : encoded.data();
+  }
 };
 
 // Independent random streams per operand of a shape.
 enum RandomStream : std::uint64_t { kStreamA = 1, kStreamB = 2, kStreamC = 3, kStreamPad = 4 };
 
-Matrix describe(std::int64_t rows, std::int64_t cols, Layout layout, std::int64_t padding) {
+Matrix describe(std::int64_t rows, std::int64_t cols, Layout layout, std::int64_t padding, DType type) {
   Matrix x;
   x.rows = rows;
   x.cols = cols;
   x.layout = layout;
+  x.dtype = type;
   x.ld = std::max<std::int64_t>(1, x.contiguous_extent()) + padding;
   return x;
 }
@@ -41,18 +52,26 @@ void fill_padding(Operand& x, const std::vector<float>& fill) {
   for (std::int64_t line = 0; line < x.desc.lines(); ++line)
     for (std::int64_t e = extent; e < x.desc.ld; ++e) {
       const auto idx = static_cast<std::size_t>(line * x.desc.ld + e);
-      x.host[idx] = fill[idx];
+      x.host[idx] = round_to_storage(fill[idx], x.desc.dtype);
     }
 }
 
+// Random values in [-1, 1) drawn as floats and rounded to the storage type (or NaN), and
+// the device buffer for them; upload() copies them once the padding is filled too.
 Status make_operand(Executor& ex, Operand& x, std::uint64_t seed, std::uint64_t stream, bool nan_fill) {
   const std::int64_t elements = x.desc.lines() * x.desc.ld;
   x.host.assign(static_cast<std::size_t>(elements), 0.0f);
   if (nan_fill) std::fill(x.host.begin(), x.host.end(), std::numeric_limits<float>::quiet_NaN());
   else fill_random(x.host, seed, stream);
-  GEMMLAB_TRY(ex.allocate(x.host.size() * sizeof(float), x.device));
+  for (float& value : x.host) value = round_to_storage(value, x.desc.dtype);
+  GEMMLAB_TRY(ex.allocate(x.bytes(), x.device));
   x.desc.data = x.device->data();
-  return ex.upload(x.device->data(), x.host.data(), x.host.size() * sizeof(float));
+  return Status::ok();
+}
+
+Status upload(Executor& ex, Operand& x) {
+  if (storage_bytes(x.desc.dtype) != sizeof(float)) x.encoded = encode(x.host, x.desc.dtype);
+  return ex.upload(x.device->data(), x.stored(), x.bytes());
 }
 
 double percentile(std::vector<double> sorted, double q) {
@@ -100,10 +119,13 @@ Status time_variant(const Options& o, Executor& ex, const Variant& v, const Gemm
 Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64_t seed,
                  const std::vector<const Variant*>& selected, std::vector<Record>& records) {
   const bool ta = o.op_a == Op::T, tb = o.op_b == Op::T;
+  const Precision precision = *precision_for(o.dtype);  // select_variants() checked it
   Operand a, b, c;
-  a.desc = describe(ta ? shape.k : shape.m, ta ? shape.m : shape.k, o.layout, o.ld_padding);
-  b.desc = describe(tb ? shape.n : shape.k, tb ? shape.k : shape.n, o.layout, o.ld_padding);
-  c.desc = describe(shape.m, shape.n, o.layout, o.ld_padding);
+  a.desc = describe(ta ? shape.k : shape.m, ta ? shape.m : shape.k, o.layout, o.ld_padding, precision.input);
+  b.desc = describe(tb ? shape.n : shape.k, tb ? shape.k : shape.n, o.layout, o.ld_padding, precision.input);
+  c.desc = describe(shape.m, shape.n, o.layout, o.ld_padding, precision.output);
+  if (storage_bytes(c.desc.dtype) != sizeof(float))
+    return {StatusCode::NotSupported, fmt::format("the harness keeps C in float32, not {}", to_string(c.desc.dtype))};
   // Padding of A and B holds NaN, so a rung that reads past a row poisons its result;
   // C holds NaN where beta = 0 (it must not be read, and unwritten elements stay NaN).
   GEMMLAB_TRY(make_operand(ex, a, seed, kStreamA, false));
@@ -116,8 +138,9 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
     fill_padding(a, nans);
     fill_padding(b, nans);
     fill_padding(c, canary);  // C's padding: random canaries, compared bitwise afterwards
-    GEMMLAB_TRY(ex.upload(a.device->data(), a.host.data(), a.host.size() * sizeof(float)));
-    GEMMLAB_TRY(ex.upload(b.device->data(), b.host.data(), b.host.size() * sizeof(float)));
+    GEMMLAB_TRY(upload(ex, a));
+    GEMMLAB_TRY(upload(ex, b));
+    GEMMLAB_TRY(upload(ex, c));
   }
 
   GemmProblem problem;
@@ -131,13 +154,15 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
   problem.a = a.desc;
   problem.b = b.desc;
   problem.c = c.desc;
+  problem.compute = precision.compute;
   GEMMLAB_TRY(validate(problem));
 
   ReferenceResult reference;
   if (o.verify) {
+    // The reference reads the very values the device got: A and B in their storage type.
     GemmProblem host = problem;
-    host.a.data = a.host.data();
-    host.b.data = b.host.data();
+    host.a.data = const_cast<void*>(a.stored());
+    host.b.data = const_cast<void*>(b.stored());
     host.c.data = c.host.data();
     if (o.progress && static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k) > 5e8)
       o.progress(fmt::format("float64 reference for {}x{}x{} (seed {})", shape.m, shape.n, shape.k, seed));
@@ -156,6 +181,7 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
     r.variant = v->name;
     r.technique = v->technique;
     r.config = v->config.to_string();
+    r.dtype = std::string(to_string(o.dtype));
     r.anchor = v->anchor;
     r.threads = v->threads;
     r.m = shape.m;
@@ -207,20 +233,43 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
 
 }  // namespace
 
+Status select_variants(const Options& o, Backend backend, std::vector<const Variant*>& selected) {
+  selected.clear();
+  const std::optional<Precision> precision = precision_for(o.dtype);
+  if (!precision)
+    return {StatusCode::InvalidValue,
+            fmt::format("--dtype {}: no rung computes in {} (f32, tf32, bf16 or f16)", to_string(o.dtype),
+                        to_string(o.dtype))};
+  if (o.variants.empty()) {
+    for (const Variant& v : variants(backend))
+      if (v.precision() == *precision) selected.push_back(&v);
+    if (selected.empty() && !variants(backend).empty())
+      return {StatusCode::InvalidValue,
+              fmt::format("--dtype {}: the {} backend has no {} variant (gemmlab list shows each variant's types)",
+                          to_string(o.dtype), to_string(backend), to_string(o.dtype))};
+    return Status::ok();
+  }
+  for (const std::string& name : o.variants) {
+    const Variant* v = find_variant(backend, name);
+    if (!v)
+      return {StatusCode::InvalidValue,
+              fmt::format("no {} variant named '{}' (gemmlab list shows them)", to_string(backend), name)};
+    if (v->precision() != *precision) {
+      const std::optional<DType> its = dtype_name(v->precision());
+      return {StatusCode::InvalidValue,
+              fmt::format("variant '{}' computes {} ({} inputs, {} math), not --dtype {}{}", name,
+                          its ? to_string(*its) : "another precision", to_string(v->input),
+                          to_string(v->compute), to_string(o.dtype),
+                          its ? fmt::format(" (run it with --dtype {})", to_string(*its)) : "")};
+    }
+    selected.push_back(v);
+  }
+  return Status::ok();
+}
+
 Status run(const Options& o, Executor& ex, std::vector<Record>& records) {
   std::vector<const Variant*> selected;
-  if (o.variants.empty()) {
-    for (const Variant& v : variants(ex.backend())) selected.push_back(&v);
-  } else {
-    for (const std::string& name : o.variants) {
-      const Variant* v = find_variant(ex.backend(), name);
-      if (!v)
-        return {StatusCode::InvalidValue,
-                fmt::format("no {} variant named '{}' (gemmlab list shows them)",
-                            to_string(ex.backend()), name)};
-      selected.push_back(v);
-    }
-  }
+  GEMMLAB_TRY(select_variants(o, ex.backend(), selected));
   if (selected.empty())
     return {StatusCode::NotSupported, fmt::format("the {} backend has no variants in this build",
                                                   to_string(ex.backend()))};
@@ -239,7 +288,7 @@ void attach_anchor_ratios(std::vector<Record>& records) {
   for (Record& r : records) {
     const Record* best = nullptr;
     for (const Record& a : records) {
-      if (!a.anchor || !a.timed || a.backend != r.backend || a.m != r.m || a.n != r.n ||
+      if (!a.anchor || !a.timed || a.backend != r.backend || a.dtype != r.dtype || a.m != r.m || a.n != r.n ||
           a.k != r.k || a.trans != r.trans || a.layout != r.layout)
         continue;
       // CPU rungs compare with the anchor on as many threads; otherwise the first anchor.

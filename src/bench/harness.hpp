@@ -22,7 +22,10 @@ struct Shape {
 };
 
 struct Options {
-  std::vector<std::string> variants;  // names within the backend; empty = every rung
+  // The --dtype name (types.hpp, precision_for): how A and B are stored and multiplied.
+  // Only variants of this precision run; naming one of another is an InvalidValue.
+  DType dtype = DType::F32;
+  std::vector<std::string> variants;  // names within the backend; empty = every rung of dtype
   std::vector<Shape> shapes;
   Op op_a = Op::N, op_b = Op::N;
   Layout layout = Layout::RowMajor;
@@ -52,6 +55,7 @@ struct Timing {
 
 struct Record {
   std::string backend, variant, technique, config;
+  std::string dtype = "f32";  // the --dtype name the variant ran under
   bool anchor = false;
   int threads = 1;
   std::int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
@@ -74,11 +78,17 @@ struct Record {
 };
 
 // Runs the selection on `executor`. A rung that cannot take a problem is recorded as
-// skipped with its reason; a bad selection (unknown variant) is an InvalidValue status.
+// skipped with its reason; a bad selection (unknown variant, a variant of another dtype,
+// a dtype the backend has no variant of) is an InvalidValue status.
 Status run(const Options& options, Executor& executor, std::vector<Record>& records);
 
-// Finds the anchor for each record (same backend and shape; for CPU rungs the anchor
-// with the same thread count) and fills ratio_to_anchor.
+// The variants `options` selects on `backend`: the named ones, or every variant of the
+// dtype. InvalidValue, naming the culprit, for an unknown name, a variant of another
+// dtype, or a dtype with no variant on the backend.
+Status select_variants(const Options& options, Backend backend, std::vector<const Variant*>& out);
+
+// Finds the anchor for each record (same backend, dtype and shape; for CPU rungs the
+// anchor with the same thread count) and fills ratio_to_anchor.
 void attach_anchor_ratios(std::vector<Record>& records);
 
 }  // namespace gemmlab::bench

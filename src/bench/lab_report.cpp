@@ -336,8 +336,8 @@ std::string format_explain_table(const std::vector<Explanation>& list, const Exp
   std::string out;
   for (const Explanation& e : list) {
     const Record& r = e.record;
-    out += fmt::format("\ngemmlab explain {} | {} | {}x{}x{} {} {} | {} | commit {}\n", r.variant, r.backend, r.m, r.n,
-                       r.k, r.trans, r.layout, r.backend == "cuda" ? ctx.facts.name : std::string("host"), b.commit);
+    out += fmt::format("\ngemmlab explain {} | {} | {}x{}x{} {} {} {} | {} | commit {}\n", r.variant, r.backend, r.m,
+                       r.n, r.k, r.dtype, r.trans, r.layout, r.backend == "cuda" ? ctx.facts.name : std::string("host"), b.commit);
     out += fmt::format("  technique: {}\n  config:    {}\n", r.technique, r.config);
     if (r.status != "ok") {
       out += fmt::format("  {}: {}\n", r.status, r.message);
@@ -366,6 +366,9 @@ std::string format_explain_table(const std::vector<Explanation>& list, const Exp
                          rl.bound_ms, rl.compute_ms, rl.memory_ms, rl.memory_bound ? "memory" : "compute", rl.ridge);
       out += fmt::format("  seed 003 bound             {:.4f} ms: every load from DRAM, CGMA x BW / 4 = {:.2f} TFLOP/s\n",
                          rl.seed_ms, rl.seed_gflops * 1e-3);
+    } else if (r.backend == "cuda" && r.dtype != "f32") {
+      out += fmt::format("bounds\n  n/a for {}: the measured compute ceiling is the FP32 FMA rate, not the tensor cores'\n",
+                         r.dtype);
     }
     if (e.kernel) {
       const KernelReport& k = *e.kernel;
@@ -449,7 +452,8 @@ json explain_json(const std::vector<Explanation>& list, const ExplainContext& ct
   json results = json::array();
   for (const Explanation& e : list) {
     const Record& r = e.record;
-    json item = {{"backend", r.backend}, {"variant", r.variant}, {"technique", r.technique}, {"config", r.config},
+    json item = {{"backend", r.backend}, {"variant", r.variant}, {"dtype", r.dtype}, {"technique", r.technique},
+                 {"config", r.config},
                  {"m", r.m}, {"n", r.n}, {"k", r.k}, {"trans", r.trans}, {"layout", r.layout},
                  {"status", r.status}, {"message", r.message}, {"seed", r.seed}};
     if (r.timed) {

@@ -21,7 +21,7 @@ std::string shorten(const std::string& text, std::size_t width) {
 }
 
 std::string shape_key(const Record& r) {
-  return fmt::format("{}x{}x{} {} {} alpha={} beta={} lda={} ldb={} ldc={} seed={}", r.m, r.n, r.k,
+  return fmt::format("{}x{}x{} {} {} {} alpha={} beta={} lda={} ldb={} ldc={} seed={}", r.m, r.n, r.k, r.dtype,
                      r.trans, r.layout, r.alpha, r.beta, r.lda, r.ldb, r.ldc, r.seed);
 }
 
@@ -61,7 +61,7 @@ std::string format_table(const std::vector<Record>& records, const RunContext& c
 
 std::string format_csv(const std::vector<Record>& records) {
   std::string out =
-      "backend,variant,anchor,threads,m,n,k,trans,layout,alpha,beta,lda,ldb,ldc,seed,status,"
+      "backend,variant,dtype,anchor,threads,m,n,k,trans,layout,alpha,beta,lda,ldb,ldc,seed,status,"
       "reps,median_ms,min_ms,max_ms,spread,gflops,anchor_variant,ratio_to_anchor,verified,"
       "passed,rel_frobenius,max_abs_error,cgma,message\n";
   for (const Record& r : records) {
@@ -69,9 +69,9 @@ std::string format_csv(const std::vector<Record>& records) {
     for (char& ch : message)
       if (ch == '"') ch = '\'';
     out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.4f},{:.3f},{},{},{},"
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.4f},{:.3f},{},{},{},"
         "{},{:.3e},{:.3e},{:.3f},\"{}\"\n",
-        r.backend, r.variant, r.anchor ? 1 : 0, r.threads, r.m, r.n, r.k, r.trans, r.layout, r.alpha,
+        r.backend, r.variant, r.dtype, r.anchor ? 1 : 0, r.threads, r.m, r.n, r.k, r.trans, r.layout, r.alpha,
         r.beta, r.lda, r.ldb, r.ldc, r.seed, r.status, r.timing.reps, r.timing.median_ms,
         r.timing.min_ms, r.timing.max_ms, r.timing.spread, r.gflops, r.anchor_variant,
         r.ratio_to_anchor ? fmt::format("{:.4f}", *r.ratio_to_anchor) : "", r.verified ? 1 : 0,
@@ -101,7 +101,8 @@ nlohmann::json to_json(const std::vector<Record>& records, const RunContext& con
       {"backend", context.backend},
       {"device", device},
       {"settings",
-       {{"trans", fmt::format("{}{}", to_string(o.op_a), to_string(o.op_b))},
+       {{"dtype", to_string(o.dtype)},
+        {"trans", fmt::format("{}{}", to_string(o.op_a), to_string(o.op_b))},
         {"layout", to_string(o.layout)},
         {"alpha", o.alpha},
         {"beta", o.beta},
@@ -117,6 +118,7 @@ nlohmann::json to_json(const std::vector<Record>& records, const RunContext& con
     json item = {
         {"backend", r.backend},
         {"variant", r.variant},
+        {"dtype", r.dtype},
         {"technique", r.technique},
         {"config", r.config},
         {"anchor", r.anchor},

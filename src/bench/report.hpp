@@ -12,7 +12,9 @@
 namespace gemmlab::bench {
 
 // Version of the JSON layout below; raise it when a field changes meaning or goes away.
-inline constexpr int kSchemaVersion = 1;
+// 2: every result and the settings carry "dtype" (f32, tf32, bf16, f16), and
+// ratio_to_anchor is against the anchor of the same dtype; version 1 was f32 throughout.
+inline constexpr int kSchemaVersion = 2;
 
 struct RunContext {
   std::string command;  // "bench" or "verify"

@@ -36,8 +36,28 @@ Backend pick_backend(const std::string& text) {
 
 }  // namespace
 
+void add_dtype_option(CLI::App& c, std::string& dtype) {
+  std::vector<std::string> names;
+  for (DType name : kDTypeNames) names.emplace_back(to_string(name));
+  c.add_option("--dtype", dtype,
+               "Input type: f32 (default), tf32 (f32 storage, tensor-core math), bf16 or f16 (2-byte inputs, "
+               "f32 sums); C is f32. Runs the variants of that type and its anchor")
+      ->check(CLI::IsMember(names));
+}
+
+void check_selection(const bench::Options& o, Backend backend) {
+  // A misspelt name first, in the words every command uses for it.
+  for (const std::string& name : o.variants)
+    if (!find_variant(backend, name))
+      throw UsageError{fmt::format("--variants: no {} variant named '{}' (gemmlab list shows them)",
+                                   to_string(backend), name)};
+  std::vector<const Variant*> selected;
+  if (Status s = bench::select_variants(o, backend, selected); !s) throw UsageError{s.message()};
+}
+
 void add_selection_options(CLI::App& c, SelectionArgs& a, bool timing_options) {
   c.add_option("--backend", a.backend, "cpu, cuda or auto (cuda when a GPU is present)");
+  add_dtype_option(c, a.dtype);
   c.add_option("--variants", a.variants, "Comma-separated variant names within the backend");
   c.add_option("--sizes", a.sizes, "Square sizes, e.g. 512,1024")->excludes(
       c.add_option("--mnk", a.mnk, "Shapes MxNxK, e.g. 1000x513x77,64x64x1"));
@@ -75,6 +95,7 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
   }
   parse_trans(args.trans, o.op_a, o.op_b);
   o.layout = *parse_layout(args.layout);
+  o.dtype = *parse_dtype(args.dtype);  // CLI11 checked the name
   o.alpha = args.alpha;
   o.beta = args.beta;
   o.ld_padding = args.pad;
@@ -95,12 +116,9 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
     fmt::print(stderr, "gemmlab: --backend cuda: {}\n", s.describe());
     return kExitFailure;
   }
-  // A misspelt name is a usage error, reported alone: before the seed line is printed
-  // and before --output is created.
-  for (const std::string& name : o.variants)
-    if (!find_variant(backend, name))
-      throw UsageError{fmt::format("--variants: no {} variant named '{}' (gemmlab list shows them)",
-                                   to_string(backend), name)};
+  // A misspelt name or a variant of another dtype is a usage error, reported alone:
+  // before the seed line is printed and before --output is created.
+  check_selection(o, backend);
 
   // Open the output before running: a bad path should fail before minutes of benchmarking.
   std::FILE* out = stdout;

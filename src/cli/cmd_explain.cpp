@@ -21,6 +21,7 @@ constexpr std::int64_t kDefaultCudaSize = 4096;
 void add_explain_options(CLI::App& c, ExplainArgs& a) {
   c.add_option("variant", a.variants, "Variant name(s) within the backend, comma-separated")->required();
   c.add_option("--backend", a.backend, "cpu, cuda or auto (cuda when a GPU is present)");
+  add_dtype_option(c, a.dtype);
   c.add_option("--mnk", a.mnk, "Shapes MxNxK, e.g. 4096x4096x4096 (default: 4096^3 on cuda, 1024^3 on cpu)");
   c.add_option("--trans", a.trans, "op(A)op(B): NN, NT, TN or TT");
   c.add_option("--layout", a.layout, "row or col")->check(CLI::IsMember({"row", "col"}));
@@ -49,15 +50,14 @@ int run_explain(const ExplainArgs& args) {
   }
   parse_trans(args.trans, o.op_a, o.op_b);
   o.layout = *parse_layout(args.layout);
+  o.dtype = *parse_dtype(args.dtype);  // CLI11 checked the name
   o.seed = args.seed != 0 ? args.seed : fresh_seed();
   o.verify = !args.no_verify;
   if (args.reps > 0) {
     o.min_reps = args.reps;
     o.max_reps = std::max(o.max_reps, args.reps);
   }
-  for (const std::string& name : o.variants)
-    if (!find_variant(backend, name))
-      throw UsageError{fmt::format("no {} variant named '{}' (gemmlab list shows them)", to_string(backend), name)};
+  check_selection(o, backend);
 
   std::unique_ptr<Executor> executor;
   if (backend == Backend::Cpu) {

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "bench/harness.hpp"
+
 namespace gemmlab::cli {
 
 enum ExitCode : int { kExitOk = 0, kExitFailure = 1, kExitUsage = 2 };
@@ -13,6 +15,7 @@ enum ExitCode : int { kExitOk = 0, kExitFailure = 1, kExitUsage = 2 };
 // The selection shared by bench and verify.
 struct SelectionArgs {
   std::string backend = "auto";
+  std::string dtype = "f32";  // --dtype: f32, tf32, bf16 or f16
   std::string variants;
   std::string sizes;
   std::string mnk;
@@ -35,6 +38,7 @@ struct SelectionArgs {
 struct ExplainArgs {
   std::string variants;
   std::string backend = "auto";
+  std::string dtype = "f32";
   std::string mnk;
   std::string trans = "NN";
   std::string layout = "row";
@@ -56,6 +60,12 @@ struct MemArgs {
 };
 
 void add_selection_options(CLI::App& command, SelectionArgs& args, bool timing_options);
+// --dtype on `command`, restricted to the names precision_for() knows.
+void add_dtype_option(CLI::App& command, std::string& dtype);
+// The variants `options` selects on `backend` exist and compute its dtype; otherwise a
+// UsageError naming the culprit (an unknown name, a variant of another dtype, a dtype
+// without variants on the backend).
+void check_selection(const bench::Options& options, Backend backend);
 
 int run_list(const std::string& backend, const std::string& format);
 // verify_only: the verify subcommand (correctness only, awkward default shapes).

@@ -67,4 +67,21 @@ double unit_roundoff(DType type) {
   return 1.0;
 }
 
+std::optional<Precision> precision_for(DType name) {
+  switch (name) {
+    case DType::F32: return Precision{DType::F32, DType::F32, DType::F32};
+    case DType::TF32: return Precision{DType::F32, DType::TF32, DType::F32};
+    case DType::BF16: return Precision{DType::BF16, DType::F32, DType::F32};
+    case DType::F16: return Precision{DType::F16, DType::F32, DType::F32};
+    case DType::F64: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<DType> dtype_name(const Precision& precision) {
+  for (DType name : kDTypeNames)
+    if (precision_for(name) == precision) return name;
+  return std::nullopt;
+}
+
 }  // namespace gemmlab

@@ -19,12 +19,22 @@ double gamma_bound(double n, double u) {
 double Tolerance::bound(std::int64_t k, double magnitude, double reference) const {
   // Subnormal results lose relative accuracy: allow one smallest-normal per operation.
   const double underflow_floor = static_cast<double>(k + 2) * std::numeric_limits<float>::min();
-  return gamma_bound(static_cast<double>(k + 2), compute_u) * magnitude +
-         output_u * std::fabs(reference) + underflow_floor;
+  const double operands = gamma_bound(2.0, input_u);
+  const double sums = gamma_bound(static_cast<double>(k + 2), accumulate_u);
+  return (operands + sums + operands * sums) * magnitude + output_u * std::fabs(reference) + underflow_floor;
 }
 
-Tolerance tolerance_for(DType compute, DType output) {
-  return {unit_roundoff(compute), unit_roundoff(output)};
+Tolerance tolerance_for(DType input, DType compute, DType output) {
+  const bool tensor_cores = compute == DType::TF32 || input == DType::BF16 || input == DType::F16;
+  // Truncation (round toward zero) errs by up to one ulp, twice the unit roundoff.
+  const double directed = tensor_cores ? 2.0 : 1.0;
+  // Every rung sums in float32 (SIMT and tensor cores alike) or, for a float64 reference
+  // check, in float64; tf32, bf16 and f16 are formats of operands, not of sums.
+  const DType accumulate = compute == DType::F64 ? DType::F64 : DType::F32;
+  // Operands narrower in the compute type than in storage are reduced on the way in.
+  const double input_u =
+      unit_roundoff(compute) > unit_roundoff(input) ? directed * unit_roundoff(compute) : 0.0;
+  return {input_u, directed * unit_roundoff(accumulate), unit_roundoff(output)};
 }
 
 std::string Verification::summary() const {
@@ -42,7 +52,7 @@ Verification verify(const GemmProblem& p, std::span<const float> result,
                     std::span<const float> buffer_before, const ReferenceResult& ref,
                     bool poisoned) {
   Verification v;
-  const Tolerance tol = tolerance_for(p.compute, p.c.dtype);
+  const Tolerance tol = tolerance_for(p.a.dtype, p.compute, p.c.dtype);
   const std::int64_t span = p.c.span_elements();
   if (static_cast<std::int64_t>(result.size()) < span ||
       static_cast<std::int64_t>(buffer_before.size()) < span || ref.m != p.m || ref.n != p.n) {

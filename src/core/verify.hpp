@@ -14,15 +14,31 @@ namespace gemmlab {
 // n-term dot product in arithmetic with unit roundoff u (Higham, Accuracy and Stability, 3.1).
 double gamma_bound(double n, double u);
 
+// The error bound of one element of C, from the standard analysis of a dot product
+// (Higham, 3.1) extended to reduced-precision operands. Each term a*b is formed from
+// operands the hardware may first reduce to the compute type (relative error input_u each:
+// a factor (1 + theta_2), |theta_2| <= gamma(2, input_u)), then k products, their sums and
+// the alpha/beta scaling are rounded in the accumulator (a factor (1 + theta_{k+2}),
+// |theta_{k+2}| <= gamma(k + 2, accumulate_u)). Together:
+//   |C - C_ref| <= [(1 + g2)(1 + gk) - 1] * magnitude + output_u * |C_ref| + floor
+// with g2 = gamma(2, input_u), gk = gamma(k + 2, accumulate_u) and magnitude
+// |alpha| |A||B| + |beta| |C0| from the reference.
 struct Tolerance {
-  double compute_u;  // unit roundoff of the products and sums (fp32, tf32, bf16 ...)
-  double output_u;   // unit roundoff of the stored result
-  // |C - C_ref| <= gamma(k + 2, compute_u) * magnitude + output_u * |C_ref| + floor
-  // (k products and sums, then alpha and beta scaling: two more roundings).
+  double input_u;       // operands reduced to the compute type (0: used exactly)
+  double accumulate_u;  // products, sums and scaling (fp32 for every tensor-core type)
+  double output_u;      // unit roundoff of the stored result
   double bound(std::int64_t k, double magnitude, double reference) const;
 };
 
-Tolerance tolerance_for(DType compute, DType output);
+// The tolerance for a precision (types.hpp):
+// - f32 (SIMT): operands exact, float32 round-to-nearest: accumulate_u = 2^-24.
+// - tensor cores (tf32 math or 2-byte inputs): their adders truncate rather than round
+//   (Fasi, Higham, Mikaitis, Pranesh, "Numerical behavior of NVIDIA tensor cores", PeerJ
+//   CS 2021), which loses up to a whole ulp: accumulate_u = 2 * 2^-24.
+// - tf32: float32 operands are reduced to tf32 by the hardware; the PTX ISA does not say
+//   how a float32 register is reduced, and truncation loses up to a whole tf32 ulp:
+//   input_u = 2 * 2^-11. bf16 and f16 operands are used exactly (their products fit float32).
+Tolerance tolerance_for(DType input, DType compute, DType output);
 
 struct Verification {
   bool passed = false;

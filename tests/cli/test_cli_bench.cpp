@@ -19,7 +19,7 @@ using nlohmann::json;
 
 // Every field a CSV row carries, in order.
 constexpr const char* kCsvHeader =
-    "backend,variant,anchor,threads,m,n,k,trans,layout,alpha,beta,lda,ldb,ldc,seed,status,reps,"
+    "backend,variant,dtype,anchor,threads,m,n,k,trans,layout,alpha,beta,lda,ldb,ldc,seed,status,reps,"
     "median_ms,min_ms,max_ms,spread,gflops,anchor_variant,ratio_to_anchor,verified,passed,"
     "rel_frobenius,max_abs_error,cgma,message";
 // A verified float32 result agrees with the float64 reference to far more than half its
@@ -52,7 +52,7 @@ TEST(CliBench, JsonCarriesEverythingAResultNeeds) {
   const json doc = parse_json(run);
   ASSERT_TRUE(doc.is_object()) << explain(run);
 
-  EXPECT_EQ(doc.at("schema_version"), 1);
+  EXPECT_EQ(doc.at("schema_version"), 2);
   EXPECT_EQ(doc.at("tool"), "gemmlab");
   EXPECT_EQ(doc.at("command"), "bench");
   EXPECT_TRUE(doc.at("build").at("commit").is_string());
@@ -63,6 +63,7 @@ TEST(CliBench, JsonCarriesEverythingAResultNeeds) {
   EXPECT_GT(std::stoi(doc.at("device").at("logical_cores").get<std::string>()), 0);
 
   const json& settings = doc.at("settings");
+  EXPECT_EQ(settings.at("dtype"), "f32");
   EXPECT_EQ(settings.at("trans"), "NN");
   EXPECT_EQ(settings.at("layout"), "row");
   EXPECT_EQ(settings.at("alpha"), 1.0);
@@ -81,6 +82,7 @@ TEST(CliBench, JsonCarriesEverythingAResultNeeds) {
     SCOPED_TRACE(r.dump(2));
     EXPECT_EQ(r.at("backend"), "cpu");
     EXPECT_EQ(r.at("variant"), ladder[i]);
+    EXPECT_EQ(r.at("dtype"), "f32");
     EXPECT_EQ(r.at("m"), kSize);
     EXPECT_EQ(r.at("n"), kSize);
     EXPECT_EQ(r.at("k"), kSize);
@@ -143,6 +145,7 @@ TEST(CliBench, CsvHasTheHeaderAndOneRowPerRunAndShape) {
     const std::string size = shape == 0 ? "8" : "9";
     EXPECT_EQ(field("backend"), "cpu");
     EXPECT_EQ(field("variant"), ladder[(row - 1) % ladder.size()]);
+    EXPECT_EQ(field("dtype"), "f32");
     EXPECT_EQ(field("m"), size);
     EXPECT_EQ(field("k"), size);
     EXPECT_EQ(field("seed"), std::to_string(seed + shape));

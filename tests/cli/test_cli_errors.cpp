@@ -67,7 +67,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadCommandLine{"VariantUnknown", bench_with({"--variants", "nosuch"}), "nosuch"},
         BadCommandLine{"VariantUnknownAmongKnown", bench_with({"--variants", "naive,nosuch"}), "nosuch"},
         BadCommandLine{"VerifyVariantUnknown", {"verify", "--backend", "cpu", "--variants", "nosuch"}, "nosuch"},
-        BadCommandLine{"ListFormatUnknown", {"list", "--format", "csv"}, "csv"}),
+        BadCommandLine{"ListFormatUnknown", {"list", "--format", "csv"}, "csv"},
+        BadCommandLine{"DTypeUnknown", bench_with({"--dtype", "fp8"}), "fp8"},
+        BadCommandLine{"DTypeWithoutRungs", bench_with({"--dtype", "f64"}), "f64"},
+        BadCommandLine{"CpuHasNoBf16", bench_with({"--dtype", "bf16"}), "bf16"},
+        BadCommandLine{"VerifyCpuHasNoF16", {"verify", "--backend", "cpu", "--dtype", "f16"}, "f16"},
+        BadCommandLine{"VariantOfAnotherDType", bench_with({"--variants", "naive", "--dtype", "tf32"}), "naive"},
+        BadCommandLine{"ExplainVariantOfAnotherDType",
+                       {"explain", "naive", "--backend", "cpu", "--mnk", "4x4x4", "--dtype", "bf16"}, "naive"}),
     [](const ::testing::TestParamInfo<BadCommandLine>& param) { return std::string(param.param.name); });
 
 // A misspelt variant is caught before anything is written: no half-made report file.

@@ -212,9 +212,14 @@ TEST(Wgmma, Bf16LargeAgainstTheReference) {
   check_case(v, {1000, 1000, 1000, Op::T, Op::N, Layout::RowMajor, 1.0, 1.0, 0}, fresh_seed());
 }
 
-TEST(Wgmma, Bf16RefusesWhatTmaCannotAddress) {
+// Rows TMA cannot address (ld not a multiple of 8 elements) take the mma_sync path: still
+// correct, and explain names the kernel that ran. tf32 has no such path: it refuses.
+TEST(Wgmma, Bf16FallsBackWhereTmaCannotAddressTf32Refuses) {
   REQUIRE_HOPPER();
   const Variant v = cuda::wgmma_ws_bf16_variant();
+  std::uint64_t seed = fresh_seed();
+  for (Op op_a : {Op::N, Op::T})
+    for (Op op_b : {Op::N, Op::T}) check_case(v, {67, 45, 33, op_a, op_b, Layout::RowMajor, 1.0, 0.5, 3}, seed++);
   DeviceArray buffer(1 << 20);
   GemmProblem p;
   p.m = p.n = p.k = 33;
@@ -223,16 +228,24 @@ TEST(Wgmma, Bf16RefusesWhatTmaCannotAddress) {
   p.c = shaped(33, 33, Layout::RowMajor, DType::F32, 0);
   p.a.ld = 33;  // 66-byte rows: not a multiple of 16
   p.a.data = p.b.data = p.c.data = buffer.p;
-  const Status s = v.can_implement(p);
-  EXPECT_FALSE(s.is_ok());
-  EXPECT_NE(s.describe().find("A"), std::string::npos) << s.describe();
+  EXPECT_TRUE(v.can_implement(p).is_ok());
+  KernelInfo info;
+  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
+  EXPECT_EQ(info.name.find("wgmma"), std::string::npos) << info.name;
   p.a.ld = 40;
-  p.b.data = static_cast<char*>(buffer.p) + 2;  // misaligned base
-  const Status t = v.can_implement(p);
-  EXPECT_FALSE(t.is_ok());
-  EXPECT_NE(t.describe().find("B"), std::string::npos) << t.describe();
-}
+  EXPECT_TRUE(v.kernel_info(p, info).is_ok());
+  EXPECT_NE(info.name.find("wgmma"), std::string::npos) << info.name;
 
+  const Variant t = cuda::wgmma_ws_tf32_variant();
+  GemmProblem q = p;
+  q.compute = DType::TF32;
+  q.a.dtype = q.b.dtype = DType::F32;
+  q.op_b = Op::T;
+  q.b.data = static_cast<char*>(buffer.p) + 4;  // misaligned base
+  const Status s = t.can_implement(q);
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_NE(s.describe().find("B"), std::string::npos) << s.describe();
+}
 
 // tf32 reads both operands K-major: row-major NT and column-major TN run, the other
 // layouts are refused (NotSupported), never answered wrong.

@@ -186,15 +186,35 @@ TEST(Tolerance, GammaIsNuOverOneMinusNu) {
   EXPECT_TRUE(std::isinf(gamma_bound(1e9, 0x1p-8)));
 }
 
-TEST(Tolerance, UnitRoundoffsFollowTheComputeType) {
-  EXPECT_EQ(tolerance_for(DType::F32, DType::F32).compute_u, 0x1p-24);
-  EXPECT_EQ(tolerance_for(DType::TF32, DType::F32).compute_u, 0x1p-11);
-  EXPECT_EQ(tolerance_for(DType::BF16, DType::F32).compute_u, 0x1p-8);
-  EXPECT_EQ(tolerance_for(DType::TF32, DType::F32).output_u, 0x1p-24);
+TEST(Tolerance, UnitRoundoffsFollowThePrecision) {
+  // f32 on the SIMT cores: operands exact, float32 round-to-nearest sums.
+  const Tolerance f32 = tolerance_for(DType::F32, DType::F32, DType::F32);
+  EXPECT_EQ(f32.input_u, 0.0);
+  EXPECT_EQ(f32.accumulate_u, 0x1p-24);
+  EXPECT_EQ(f32.output_u, 0x1p-24);
+  // tf32: float32 operands reduced to tf32 (by truncation at worst: one tf32 ulp), sums in
+  // float32 on adders that truncate (one float32 ulp).
+  const Tolerance tf32 = tolerance_for(DType::F32, DType::TF32, DType::F32);
+  EXPECT_EQ(tf32.input_u, 0x1p-10);
+  EXPECT_EQ(tf32.accumulate_u, 0x1p-23);
+  EXPECT_EQ(tf32.output_u, 0x1p-24);
+  // bf16 and f16: operands exact (their products fit float32), tensor-core sums.
+  for (const DType input : {DType::BF16, DType::F16}) {
+    const Tolerance t = tolerance_for(input, DType::F32, DType::F32);
+    EXPECT_EQ(t.input_u, 0.0) << to_string(input);
+    EXPECT_EQ(t.accumulate_u, 0x1p-23) << to_string(input);
+  }
+  // Every --dtype name has a tolerance from its precision.
+  for (const DType name : kDTypeNames) {
+    const Precision p = *precision_for(name);
+    const Tolerance t = tolerance_for(p.input, p.compute, p.output);
+    EXPECT_GT(t.accumulate_u, 0.0) << to_string(name);
+    EXPECT_LT(t.accumulate_u, 0x1p-20) << to_string(name) << ": every rung sums in float32";
+  }
 }
 
 TEST(Tolerance, BoundIsGammaOfKPlusTwoTimesMagnitudePlusOutputRounding) {
-  const Tolerance tol = tolerance_for(DType::F32, DType::F32);
+  const Tolerance tol = tolerance_for(DType::F32, DType::F32, DType::F32);
   for (const std::int64_t k : {std::int64_t{0}, std::int64_t{1}, std::int64_t{77}, std::int64_t{4096}}) {
     const double magnitude = 3.5, reference = -2.25;
     const double floor = tol.bound(k, 0.0, 0.0);  // what remains for a zero result
@@ -205,8 +225,23 @@ TEST(Tolerance, BoundIsGammaOfKPlusTwoTimesMagnitudePlusOutputRounding) {
   }
   EXPECT_LT(tol.bound(10, 1.0, 1.0), tol.bound(1000, 1.0, 1.0));
   EXPECT_LT(tol.bound(10, 1.0, 1.0), tol.bound(10, 2.0, 1.0));
-  EXPECT_LT(tolerance_for(DType::F32, DType::F32).bound(10, 1.0, 1.0),
-            tolerance_for(DType::TF32, DType::F32).bound(10, 1.0, 1.0));
+  EXPECT_LT(tolerance_for(DType::F32, DType::F32, DType::F32).bound(10, 1.0, 1.0),
+            tolerance_for(DType::F32, DType::TF32, DType::F32).bound(10, 1.0, 1.0));
+}
+
+// Reduced operands: (1 + gamma(2, input_u)) (1 + gamma(k + 2, accumulate_u)) - 1 times the
+// magnitude. For tf32 the operand term dominates and does not grow with k.
+TEST(Tolerance, ReducedOperandsMultiplyTheAccumulationBound) {
+  const Tolerance tf32 = tolerance_for(DType::F32, DType::TF32, DType::F32);
+  for (const std::int64_t k : {std::int64_t{1}, std::int64_t{257}, std::int64_t{8192}}) {
+    const double magnitude = 5.0, reference = 1.5;
+    const double g2 = gamma_bound(2.0, 0x1p-10), gk = gamma_bound(static_cast<double>(k + 2), 0x1p-23);
+    const double floor = tf32.bound(k, 0.0, 0.0);
+    const double expected = ((1 + g2) * (1 + gk) - 1) * magnitude + 0x1p-24 * std::fabs(reference);
+    EXPECT_NEAR(tf32.bound(k, magnitude, reference) - floor, expected, 1e-12 * expected);  // summed in another order
+    // Meaningful at every k a GEMM here runs: far below the magnitude itself.
+    EXPECT_LT(tf32.bound(k, magnitude, reference), 0.01 * magnitude);
+  }
 }
 
 // verify() draws the line where the bound says: just inside passes, beyond it fails.
@@ -215,7 +250,7 @@ TEST(Tolerance, VerifyAcceptsErrorsWithinTheBoundAndRejectsTheRest) {
   const std::uint64_t seed = seeds.next();
   SCOPED_TRACE(seeds.describe(seed));
   Fixture f = make_fixture(spec_for(Layout::RowMajor, seed));
-  const Tolerance tol = tolerance_for(f.hp.problem.compute, f.hp.problem.c.dtype);
+  const Tolerance tol = tolerance_for(f.hp.problem.a.dtype, f.hp.problem.compute, f.hp.problem.c.dtype);
   const Position at = random_position(seed, f.hp.problem.m, f.hp.problem.n);
   const auto idx = static_cast<std::size_t>(at.i * f.hp.problem.n + at.j);
   const double got = f.element(at.i, at.j);

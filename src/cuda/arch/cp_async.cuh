@@ -5,11 +5,9 @@
 
 #include <cuda_runtime.h>
 
-namespace gemmlab::cuda::arch {
+#include "cuda/arch/smem.cuh"
 
-__device__ __forceinline__ unsigned smem_address(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
+namespace gemmlab::cuda::arch {
 
 // cp.async.cg.shared.global [dst], [src], 16, src_bytes: copies src_bytes (0..16) and
 // zero-fills the rest of the 16 bytes; .cg bypasses L1 (the tile is read once per block).

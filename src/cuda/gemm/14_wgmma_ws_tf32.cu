@@ -16,11 +16,10 @@ using Element = wgmma_ws::Tf32Operand;
 constexpr const char* kRung = "wgmma_ws_tf32";
 
 Status can_implement(const GemmProblem& p) {
-  if (p.a.dtype != DType::F32 || p.b.dtype != DType::F32 || p.c.dtype != DType::F32)
-    return {StatusCode::NotSupported, std::string(kRung) + " takes f32 A, B and C (got " +
-                                          std::string(to_string(p.a.dtype)) + " inputs, " +
-                                          std::string(to_string(p.c.dtype)) + " output)"};
-  return wgmma_ws::check_problem<Element>(p, kRung);
+  GEMMLAB_TRY(require_precision(p, *precision_for(DType::TF32), kRung));
+  GEMMLAB_TRY(wgmma_ws::check_kernel<Element>(p, kRung));
+  if (p.m == 0 || p.n == 0 || p.k == 0) return Status::ok();
+  return wgmma_ws::tma_addressable<Element>(canonicalize(p), kRung);
 }
 
 }  // namespace

@@ -14,22 +14,26 @@
 
 namespace gemmlab::cuda {
 
-// A row-major problem (see canonicalize()) as kernels take it. Dimensions fit in int
-// (can_implement checks); offsets are 64-bit because m * ld can pass 2^31.
-struct GemmArgs {
+// A row-major problem (see canonicalize()) as kernels take it: A and B of `Element` (float
+// for the SIMT rungs, the 16-bit storage of bf16 or f16 for the tensor-core ones), C float.
+// Dimensions fit in int (can_implement checks); offsets are 64-bit because m * ld can pass 2^31.
+template <class Element>
+struct RowMajorArgs {
   int m, n, k;
-  const float* __restrict__ a;
+  const Element* __restrict__ a;
   long long lda;
-  const float* __restrict__ b;
+  const Element* __restrict__ b;
   long long ldb;
   float* __restrict__ c;
   long long ldc;
   float alpha, beta;
 };
+using GemmArgs = RowMajorArgs<float>;
 
-inline GemmArgs make_args(const RowMajorGemm& g) {
+template <class Element = float>
+RowMajorArgs<Element> make_args(const RowMajorGemm& g) {
   return {static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k),
-          static_cast<const float*>(g.a), g.lda, static_cast<const float*>(g.b), g.ldb,
+          static_cast<const Element*>(g.a), g.lda, static_cast<const Element*>(g.b), g.ldb,
           static_cast<float*>(g.c), g.ldc, static_cast<float>(g.alpha), static_cast<float>(g.beta)};
 }
 
@@ -88,7 +92,10 @@ decltype(auto) dispatch_trans(bool trans_a, bool trans_b, Launch&& launch) {
   return launch(std::false_type{}, std::false_type{});
 }
 
-// What every f32 SIMT rung requires: f32 data and math, dimensions within int.
+// What every rung requires: A, B, C and math of the types it declares (Variant::precision),
+// dimensions within int. The message names the rung and both sets of types.
+Status require_precision(const GemmProblem& problem, const Precision& want, const char* rung);
+// The same for the f32 SIMT rungs: f32 data and math.
 Status require_f32_simt(const GemmProblem& problem, const char* rung);
 
 // The current device's SM count (read once; 1 if unreadable), for persistent grids and

@@ -24,19 +24,32 @@ const std::vector<Variant>& registry() {
       warptile_variant(),
       pipelined_variant(),
       cublas_sgemm_variant(),
+      // Tensor cores: each --dtype runs its own rungs against its own anchor.
+      mma_sync_variant(DType::BF16),
+      wgmma_ws_bf16_variant(),
+      cublas_gemm_ex_variant(DType::BF16),
+      mma_sync_variant(DType::F16),
+      cublas_gemm_ex_variant(DType::F16),
+      wgmma_ws_tf32_variant(),
+      cublas_gemm_ex_variant(DType::TF32),
   };
   return table;
 }
 
-Status require_f32_simt(const GemmProblem& p, const char* rung) {
-  if (p.a.dtype != DType::F32 || p.c.dtype != DType::F32 || p.compute != DType::F32)
+Status require_precision(const GemmProblem& p, const Precision& want, const char* rung) {
+  if (p.a.dtype != want.input || p.c.dtype != want.output || p.compute != want.compute)
     return {StatusCode::NotSupported,
-            fmt::format("{} takes f32 A, B, C and f32 math (got {} inputs, {} output, {} math)", rung,
+            fmt::format("{} takes {} A and B, {} C and {} math (got {} inputs, {} output, {} math)", rung,
+                        to_string(want.input), to_string(want.output), to_string(want.compute),
                         to_string(p.a.dtype), to_string(p.c.dtype), to_string(p.compute))};
   constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
   if (p.m > kIntMax || p.n > kIntMax || p.k > kIntMax)
     return {StatusCode::NotSupported, fmt::format("{}: m, n and k must each be below 2^31", rung)};
   return Status::ok();
+}
+
+Status require_f32_simt(const GemmProblem& p, const char* rung) {
+  return require_precision(p, *precision_for(DType::F32), rung);
 }
 
 namespace {

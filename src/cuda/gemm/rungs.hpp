@@ -17,6 +17,11 @@ Variant warptile_variant();                   // 09_warptile.cu
 Variant pipelined_variant();                  // 10_pipelined.cu
 Variant wgmma_ws_bf16_variant();              // 13_wgmma_ws_bf16.cu
 Variant wgmma_ws_tf32_variant();              // 14_wgmma_ws_tf32.cu
-Variant cublas_sgemm_variant();               // cublas.cu: the anchor
+Variant cublas_sgemm_variant();               // cublas.cpp: the f32 anchor
+// Tensor-core rungs; `input` is DType::BF16 or DType::F16 (2-byte A and B, f32 C and sums).
+Variant mma_sync_variant(DType input);        // 11_mma_sync.cu
+// The anchor of a tensor-core dtype: cublasGemmEx for DType::BF16, F16 (2-byte inputs,
+// f32 sums and C) or TF32 (f32 inputs and C, CUBLAS_COMPUTE_32F_FAST_TF32).
+Variant cublas_gemm_ex_variant(DType dtype);  // cublas.cpp
 
 }  // namespace gemmlab::cuda

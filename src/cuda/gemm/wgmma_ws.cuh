@@ -282,23 +282,27 @@ decltype(auto) dispatch(const RowMajorGemm& g, F&& f) {
   });
 }
 
-// What the rung needs beyond its types: an sm_90 device, int-sized dimensions, K-major
-// operands where the type has no MN-major form, and operands TMA can address.
+// Whether TMA can address both operands (16-byte aligned bases and row pitches).
 template <class E>
-Status check_problem(const GemmProblem& p, const std::string& rung) {
+Status tma_addressable(const RowMajorGemm& g, const std::string& rung) {
+  GEMMLAB_TRY(tma_requirements(tma_a<E>(g), (rung + ": A").c_str()));
+  GEMMLAB_TRY(tma_requirements(tma_b<E>(g), (rung + ": B").c_str()));
+  return Status::ok();
+}
+
+// What the kernel needs beyond the rung's types: an sm_90 device and, for a type with no
+// MN-major form, K-major operands. (Whether TMA can address the operands is asked
+// separately: a rung may take another path where it cannot.)
+template <class E>
+Status check_kernel(const GemmProblem& p, const std::string& rung) {
   if (device_compute_capability() != 90)
     return {StatusCode::ArchMismatch, rung + " needs an sm_90 GPU (wgmma and setmaxnreg are sm_90a code)"};
-  constexpr std::int64_t kIntMax = 2147483647;
-  if (p.m > kIntMax || p.n > kIntMax || p.k > kIntMax)
-    return {StatusCode::NotSupported, rung + ": m, n and k must each be below 2^31"};
   if (p.m == 0 || p.n == 0 || p.k == 0) return Status::ok();
   const RowMajorGemm g = canonicalize(p);
   if (!E::kMnMajor && (g.trans_a || !g.trans_b))
     return {StatusCode::NotSupported,
             rung + " reads both operands K-major (the tensor cores have no transposed tf32 form): op(A) needs "
                    "its rows and op(B) its columns contiguous, e.g. row-major NT or column-major TN"};
-  GEMMLAB_TRY(tma_requirements(tma_a<E>(g), (rung + ": A").c_str()));
-  GEMMLAB_TRY(tma_requirements(tma_b<E>(g), (rung + ": B").c_str()));
   return Status::ok();
 }
 

@@ -1,0 +1,323 @@
+// The dtype plumbing on the CPU: --dtype names and the precision each stands for, rounding
+// to bf16, tf32 and f16 (checked against an independent nearest-value search), storage
+// encoding, the tolerance a tensor-core result is held to (emulated on the host, worst
+// case), and which variants a dtype selects.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bench/harness.hpp"
+#include "core/element.hpp"
+#include "core/verify.hpp"
+#include "gemmlab/registry.hpp"
+#include "support/assertions.hpp"
+#include "support/host_problem.hpp"
+#include "support/seeds.hpp"
+
+namespace gemmlab {
+namespace {
+
+using testing::contains;
+
+TEST(DType, EveryNameParsesAndStandsForItsPrecision) {
+  for (const DType name : kDTypeNames) {
+    EXPECT_EQ(parse_dtype(to_string(name)), name);
+    const std::optional<Precision> p = precision_for(name);
+    ASSERT_TRUE(p.has_value()) << to_string(name);
+    EXPECT_EQ(p->output, DType::F32) << "C is float32 for every dtype";
+    EXPECT_EQ(dtype_name(*p), name);
+  }
+  EXPECT_EQ(*precision_for(DType::F32), (Precision{DType::F32, DType::F32, DType::F32}));
+  EXPECT_EQ(*precision_for(DType::TF32), (Precision{DType::F32, DType::TF32, DType::F32}));
+  EXPECT_EQ(*precision_for(DType::BF16), (Precision{DType::BF16, DType::F32, DType::F32}));
+  EXPECT_EQ(*precision_for(DType::F16), (Precision{DType::F16, DType::F32, DType::F32}));
+  EXPECT_FALSE(precision_for(DType::F64).has_value());
+  EXPECT_FALSE(parse_dtype("fp8").has_value());
+  EXPECT_FALSE(dtype_name({DType::BF16, DType::BF16, DType::F32}).has_value());
+}
+
+// The nearest value with `bits` significand bits (the leading one included), ties to the
+// even significand, found by comparing the two neighbours in double arithmetic: an oracle
+// that shares nothing with the bit manipulation under test. Normal, finite inputs only.
+double nearest_with_bits(float x, int bits) {
+  int exponent = 0;
+  const double mantissa = std::frexp(static_cast<double>(x), &exponent);  // x = mantissa * 2^exponent
+  const double scale = std::ldexp(1.0, bits);
+  const double scaled = std::fabs(mantissa) * scale;  // in [2^(bits-1), 2^bits)
+  const double down = std::floor(scaled), up = down + 1;
+  double pick = std::fmod(down, 2.0) == 0 ? down : up;  // a tie goes to the even one
+  if (scaled - down < up - scaled) pick = down;
+  if (up - scaled < scaled - down) pick = up;
+  return std::copysign(std::ldexp(pick / scale, exponent), static_cast<double>(x));
+}
+
+std::vector<float> random_floats(std::uint64_t seed, int count) {
+  std::mt19937_64 engine(seed);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> exponent(-60, 60);
+  std::vector<float> out;
+  for (int i = 0; i < count; ++i) out.push_back(std::ldexp(unit(engine), exponent(engine)));
+  return out;
+}
+
+constexpr int kBf16Bits = 8, kTf32Bits = 11, kF16Bits = 11;
+
+TEST(Rounding, Bf16IsRoundToNearestEven) {
+  const auto bf16 = [](float x) { return round_to_storage(x, DType::BF16); };
+  // bf16 keeps 7 stored bits: the ulp of 1 is 2^-7.
+  EXPECT_EQ(bf16(1.0f), 1.0f);
+  EXPECT_EQ(bf16(1.0f + 0x1p-8f), 1.0f);                          // a tie: to the even 1
+  EXPECT_EQ(bf16(1.0f + 3 * 0x1p-8f), 1.0f + 0x1p-6f);            // a tie: to the even 1 + 2^-6
+  EXPECT_EQ(bf16(1.0f + 0x1p-8f + 0x1p-20f), 1.0f + 0x1p-7f);     // past the tie: up
+  EXPECT_EQ(bf16(-(1.0f + 3 * 0x1p-8f)), -(1.0f + 0x1p-6f));      // sign-symmetric
+  EXPECT_TRUE(std::isinf(bf16(std::numeric_limits<float>::max())));  // beyond bf16's largest
+  EXPECT_TRUE(std::isnan(bf16(std::numeric_limits<float>::quiet_NaN())));
+  EXPECT_EQ(bf16(std::numeric_limits<float>::infinity()), std::numeric_limits<float>::infinity());
+  testing::Seeds seeds;
+  const std::uint64_t seed = seeds.next();
+  SCOPED_TRACE(seeds.describe(seed));
+  for (const float x : random_floats(seed, 20000)) {
+    ASSERT_EQ(static_cast<double>(bf16(x)), nearest_with_bits(x, kBf16Bits)) << std::hexfloat << x;
+    // The bits handed to the device are the top half of that float.
+    ASSERT_EQ(static_cast<std::uint32_t>(float_to_bf16_bits(x)) << 16, float_bits(bf16(x)));
+  }
+}
+
+TEST(Rounding, Tf32IsRoundToNearestEvenOnTenStoredBits) {
+  EXPECT_EQ(round_to_tf32(1.0f + 0x1p-11f), 1.0f);                     // a tie: to even
+  EXPECT_EQ(round_to_tf32(1.0f + 3 * 0x1p-11f), 1.0f + 0x1p-9f);       // a tie: to even
+  EXPECT_EQ(round_to_tf32(1.0f + 0x1p-11f + 0x1p-22f), 1.0f + 0x1p-10f);
+  EXPECT_EQ(float_bits(round_to_tf32(0.1f)) & 0x1FFFu, 0u) << "the low 13 bits are cleared";
+  EXPECT_TRUE(std::isnan(round_to_tf32(std::numeric_limits<float>::quiet_NaN())));
+  // Storing as tf32 changes nothing: it is float32 storage, reduced by the tensor cores.
+  EXPECT_EQ(round_to_storage(0.1f, DType::TF32), 0.1f);
+  testing::Seeds seeds;
+  const std::uint64_t seed = seeds.next();
+  SCOPED_TRACE(seeds.describe(seed));
+  for (const float x : random_floats(seed, 20000))
+    ASSERT_EQ(static_cast<double>(round_to_tf32(x)), nearest_with_bits(x, kTf32Bits)) << std::hexfloat << x;
+}
+
+TEST(Rounding, F16IsRoundToNearestEven) {
+  const auto f16 = [](float x) { return round_to_storage(x, DType::F16); };
+  EXPECT_EQ(f16(2049.0f), 2048.0f);  // 11 significand bits: a tie, to even
+  EXPECT_EQ(f16(2051.0f), 2052.0f);
+  testing::Seeds seeds;
+  const std::uint64_t seed = seeds.next();
+  SCOPED_TRACE(seeds.describe(seed));
+  std::mt19937_64 engine(seed);
+  std::uniform_real_distribution<float> in_range(-60000.0f, 60000.0f);
+  for (int i = 0; i < 20000; ++i) {
+    const float x = in_range(engine);
+    if (std::fabs(x) < 0x1p-14f) continue;  // f16 subnormals: fewer bits than the oracle assumes
+    ASSERT_EQ(static_cast<double>(f16(x)), nearest_with_bits(x, kF16Bits)) << std::hexfloat << x;
+  }
+}
+
+TEST(Rounding, EncodedStorageReadsBackTheRoundedValues) {
+  testing::Seeds seeds;
+  const std::uint64_t seed = seeds.next();
+  SCOPED_TRACE(seeds.describe(seed));
+  for (const DType type : {DType::F32, DType::TF32, DType::BF16, DType::F16}) {
+    std::vector<float> values = random_floats(seed, 1000);
+    for (float& v : values) v = round_to_storage(std::ldexp(v, -std::ilogb(v)), type);  // into [1, 2): f16 range
+    values.push_back(std::numeric_limits<float>::quiet_NaN());
+    const std::vector<std::byte> stored = encode(values, type);
+    ASSERT_EQ(stored.size(), values.size() * storage_bytes(type));
+    for (std::size_t i = 0; i + 1 < values.size(); ++i)
+      ASSERT_EQ(load_element(stored.data(), static_cast<std::int64_t>(i), type), static_cast<double>(values[i]))
+          << to_string(type) << " element " << i;
+    EXPECT_TRUE(std::isnan(load_element(stored.data(), static_cast<std::int64_t>(values.size() - 1), type)))
+        << to_string(type);
+  }
+}
+
+// ---- tolerance against an emulated worst-case tensor core --------------------------------
+
+// x rounded toward zero to float32: what an adder that truncates keeps.
+float toward_zero(double x) {
+  float f = static_cast<float>(x);
+  if (std::fabs(static_cast<double>(f)) > std::fabs(x)) f = std::nextafter(f, 0.0f);
+  return f;
+}
+float truncate_to_tf32(float x) { return bits_float(float_bits(x) & ~0x1FFFu); }
+
+// C as a tensor core that truncates everything would leave it: operands through `reduce`,
+// exact products, each sum rounded toward zero, then alpha and beta in float32.
+template <class Reduce>
+std::vector<float> emulate(const testing::HostProblem& hp, Reduce reduce) {
+  const GemmProblem& p = hp.problem;
+  std::vector<float> result = hp.c_before;
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t j = 0; j < p.n; ++j) {
+      float acc = 0.0f;
+      for (std::int64_t q = 0; q < p.k; ++q) {
+        const float a = reduce(p.op_a == Op::T ? hp.a.at(q, i) : hp.a.at(i, q));
+        const float b = reduce(p.op_b == Op::T ? hp.b.at(j, q) : hp.b.at(q, j));
+        acc = toward_zero(static_cast<double>(acc) + static_cast<double>(a) * static_cast<double>(b));
+      }
+      float& out = result[static_cast<std::size_t>(p.c.offset(i, j))];
+      const float c0 = hp.c_before[static_cast<std::size_t>(p.c.offset(i, j))];
+      out = p.beta == 0.0 ? static_cast<float>(p.alpha) * acc
+                          : std::fma(static_cast<float>(p.beta), c0, static_cast<float>(p.alpha) * acc);
+    }
+  return result;
+}
+
+testing::ProblemSpec tolerance_spec(std::uint64_t seed) {
+  return {.m = 24, .n = 20, .k = 257, .op_a = Op::T, .ld_padding = 1, .alpha = 1.25, .beta = -0.5, .seed = seed};
+}
+
+// A tf32 result (operands truncated to tf32, truncating float32 sums) passes the tf32
+// tolerance, and would fail float32's: the bound is wide enough for the hardware and no wider
+// than the precision asks.
+TEST(TensorCoreTolerance, Tf32ResultPassesTf32AndFailsF32) {
+  testing::Seeds seeds;
+  const std::uint64_t seed = seeds.next();
+  SCOPED_TRACE(seeds.describe(seed));
+  testing::HostProblem hp = testing::make_host_problem(tolerance_spec(seed));
+  ReferenceResult reference;
+  ASSERT_TRUE(testing::host_reference(hp, reference).is_ok());
+  const std::vector<float> result = emulate(hp, truncate_to_tf32);
+
+  hp.problem.compute = DType::TF32;
+  const Verification as_tf32 = testing::verify_result(hp, result, reference);
+  EXPECT_TRUE(as_tf32.passed) << as_tf32.summary();
+  hp.problem.compute = DType::F32;
+  const Verification as_f32 = testing::verify_result(hp, result, reference);
+  EXPECT_FALSE(as_f32.passed) << "tf32 operands should not pass for float32 arithmetic";
+  EXPECT_GT(as_f32.failures, 0);
+}
+
+// bf16 operands (stored rounded, so the reference sees the same values) with truncating
+// float32 sums pass the bf16 tolerance; leaving out one product fails it.
+TEST(TensorCoreTolerance, Bf16ResultPassesAndAMissingProductFails) {
+  testing::Seeds seeds;
+  const std::uint64_t seed = seeds.next();
+  SCOPED_TRACE(seeds.describe(seed));
+  testing::HostProblem hp = testing::make_host_problem(tolerance_spec(seed));
+  // The storage rounded to bf16 in place: the reference reads exactly the rounded values.
+  for (testing::HostMatrix* x : {&hp.a, &hp.b})
+    for (float& v : x->storage) v = round_to_storage(v, DType::BF16);
+  ReferenceResult reference;
+  ASSERT_TRUE(testing::host_reference(hp, reference).is_ok());
+  std::vector<float> result = emulate(hp, [](float x) { return x; });
+  // What verify() sees of a bf16 problem: its types (the data above already is bf16).
+  hp.problem.a.dtype = hp.problem.b.dtype = DType::BF16;
+  Verification v = testing::verify_result(hp, result, reference);
+  EXPECT_TRUE(v.passed) << v.summary();
+
+  // Drop the last product from the element where it is largest.
+  const GemmProblem& p = hp.problem;
+  std::int64_t wi = 0, wj = 0;
+  double largest = -1;
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t j = 0; j < p.n; ++j) {
+      const double term = std::fabs(static_cast<double>(hp.a.at(p.k - 1, i)) * hp.b.at(p.k - 1, j));  // A^T, B
+      if (term > largest) largest = term, wi = i, wj = j;
+    }
+  result[static_cast<std::size_t>(p.c.offset(wi, wj))] -=
+      static_cast<float>(p.alpha * hp.a.at(p.k - 1, wi) * hp.b.at(p.k - 1, wj));
+  v = testing::verify_result(hp, result, reference);
+  EXPECT_FALSE(v.passed);
+  EXPECT_EQ(v.worst_row, wi);
+  EXPECT_EQ(v.worst_col, wj);
+}
+
+// ---- selection by dtype -----------------------------------------------------------------------
+
+TEST(DTypeSelection, F32SelectsTheWholeCpuLadderAndNothingElseSelectsOnTheCpu) {
+  bench::Options o;
+  std::vector<const Variant*> selected;
+  ASSERT_TRUE(bench::select_variants(o, Backend::Cpu, selected).is_ok());
+  EXPECT_EQ(selected.size(), variants(Backend::Cpu).size());
+  for (const DType name : {DType::TF32, DType::BF16, DType::F16}) {
+    o.dtype = name;
+    const Status s = bench::select_variants(o, Backend::Cpu, selected);
+    EXPECT_EQ(s.code(), StatusCode::InvalidValue) << to_string(name);
+    EXPECT_TRUE(contains(s.message(), to_string(name)));
+    EXPECT_TRUE(contains(s.message(), "cpu"));
+  }
+  o.dtype = DType::F64;
+  EXPECT_EQ(bench::select_variants(o, Backend::Cpu, selected).code(), StatusCode::InvalidValue);
+}
+
+TEST(DTypeSelection, ANamedVariantOfAnotherDTypeIsABadSelection) {
+  if (!cuda_built()) GTEST_SKIP() << "SKIPPED: this build has no CUDA variants to select";
+  bench::Options o;
+  o.dtype = DType::F32;
+  o.variants = {"pipelined", "cublas_bf16"};
+  std::vector<const Variant*> selected;
+  const Status s = bench::select_variants(o, Backend::Cuda, selected);
+  EXPECT_EQ(s.code(), StatusCode::InvalidValue);
+  EXPECT_TRUE(contains(s.message(), "cublas_bf16"));
+  EXPECT_TRUE(contains(s.message(), "--dtype bf16"));
+  o.dtype = DType::BF16;
+  o.variants = {"mma_sync_bf16", "cublas_bf16"};
+  ASSERT_TRUE(bench::select_variants(o, Backend::Cuda, selected).is_ok());
+  EXPECT_EQ(selected.size(), 2u);
+}
+
+// Each dtype runs its own rungs beside exactly one anchor of its own, and the f32 run is
+// the SIMT ladder it always was.
+TEST(DTypeSelection, EveryDTypeOnCudaHasItsRungsAndOneAnchor) {
+  if (!cuda_built()) GTEST_SKIP() << "SKIPPED: this build has no CUDA variants to select";
+  const std::set<std::string> expected_anchor = {"cublas_sgemm", "cublas_tf32", "cublas_bf16", "cublas_f16"};
+  std::set<std::string> seen;
+  std::size_t total = 0;
+  for (const DType name : kDTypeNames) {
+    bench::Options o;
+    o.dtype = name;
+    std::vector<const Variant*> selected;
+    ASSERT_TRUE(bench::select_variants(o, Backend::Cuda, selected).is_ok()) << to_string(name);
+    int anchors = 0;
+    for (const Variant* v : selected) {
+      EXPECT_EQ(v->precision(), *precision_for(name)) << v->name;
+      EXPECT_TRUE(seen.insert(v->name).second) << v->name << " selected by two dtypes";
+      if (v->anchor) {
+        ++anchors;
+        EXPECT_TRUE(expected_anchor.count(v->name)) << v->name;
+      }
+    }
+    EXPECT_EQ(anchors, 1) << to_string(name);
+    total += selected.size();
+  }
+  EXPECT_EQ(total, variants(Backend::Cuda).size()) << "every CUDA variant answers to one --dtype";
+  EXPECT_TRUE(seen.count("mma_sync_bf16"));
+  EXPECT_TRUE(seen.count("pipelined"));
+}
+
+// ratio_to_anchor: against the anchor of the record's own dtype, even where anchors of
+// two dtypes were timed on the same shape.
+TEST(DTypeSelection, RatiosAreAgainstTheAnchorOfTheSameDType) {
+  const auto record = [](const char* variant, const char* dtype, bool anchor, double ms) {
+    bench::Record r;
+    r.backend = "cuda";
+    r.variant = variant;
+    r.dtype = dtype;
+    r.anchor = anchor;
+    r.m = r.n = r.k = 64;
+    r.trans = "NN";
+    r.layout = "row";
+    r.timed = true;
+    r.timing.median_ms = ms;
+    return r;
+  };
+  std::vector<bench::Record> records = {record("cublas_sgemm", "f32", true, 8.0), record("pipelined", "f32", false, 10.0),
+                                        record("cublas_bf16", "bf16", true, 1.0),
+                                        record("mma_sync_bf16", "bf16", false, 2.0)};
+  bench::attach_anchor_ratios(records);
+  EXPECT_EQ(records[1].anchor_variant, "cublas_sgemm");
+  EXPECT_DOUBLE_EQ(*records[1].ratio_to_anchor, 0.8);
+  EXPECT_EQ(records[3].anchor_variant, "cublas_bf16");
+  EXPECT_DOUBLE_EQ(*records[3].ratio_to_anchor, 0.5);
+}
+
+}  // namespace
+}  // namespace gemmlab
