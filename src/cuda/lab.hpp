@@ -34,11 +34,10 @@ struct CeilingOptions {
   bool fma = true;     // FP32 FMA rate from registers
   bool sgemm = true;   // cuBLAS SGEMM through the cublas_sgemm variant
   int sgemm_n = 8192;  // square size of the SGEMM (smaller when memory is short)
-  // Streaming buffers hold this many L2 sizes (8 GiB on an H100, capped at 1/8 of device
-  // memory): a kernel's ramp-up and last wave cost microseconds, so a repetition must last
-  // milliseconds for them to vanish. The bulk read measured 88% of theoretical bandwidth on
-  // 400 MiB, 93.7% on 2 GiB, 94.3% on 8 GiB (results/h100/probes/streaming-kernels.txt).
-  double buffer_l2_multiple = 160;
+  // Streaming buffers hold this many L2 sizes (2 GiB on an H100): a kernel's ramp-up and
+  // last wave cost microseconds, so a repetition must last a millisecond or so for them to
+  // fall under 1%. Reads of 400 MiB ran at 88% of theoretical bandwidth, of 2 GiB at 93%.
+  double buffer_l2_multiple = 40;
   TimingOptions timing{2, 20};
 };
 
@@ -128,11 +127,10 @@ struct MemRow {
 struct MemOptions {
   std::vector<std::string> experiments;  // empty: all, in registry order
   TimingOptions timing{2, 10};
-  // Streaming buffers hold this many L2 sizes (8 GiB on an H100, capped at 1/8 of device
-  // memory): a kernel's ramp-up and last wave cost microseconds, so a repetition must last
-  // milliseconds for them to vanish. The bulk read measured 88% of theoretical bandwidth on
-  // 400 MiB, 93.7% on 2 GiB, 94.3% on 8 GiB (results/h100/probes/streaming-kernels.txt).
-  double buffer_l2_multiple = 160;
+  // Streaming buffers hold this many L2 sizes (2 GiB on an H100): a kernel's ramp-up and
+  // last wave cost microseconds, so a repetition must last a millisecond or so for them to
+  // fall under 1%. Reads of 400 MiB ran at 88% of theoretical bandwidth, of 2 GiB at 93%.
+  double buffer_l2_multiple = 40;
   std::function<void(const std::string&)> progress;  // one line per experiment
 };
 
