@@ -4,6 +4,7 @@
 // straddles one more sector (EX1's offset, row by row). cudaMallocPitch pads each row to
 // the driver's pitch, so every row starts aligned and the same kernel, with ld = pitch,
 // touches only the sectors it needs. Width 4096 (a multiple of 32) is the control.
+#include <algorithm>
 #include <string>
 
 #include "cuda/mem/check.cuh"
@@ -13,6 +14,7 @@ namespace gemmlab::cuda::mem {
 namespace {
 
 constexpr int kBlockX = 32, kBlockY = 8;
+constexpr unsigned kMaxGridY = 65535;  // gridDim.y limit of every CUDA device
 constexpr std::uint32_t kSeed = 0x917C4u;
 constexpr int kWidths[] = {4096, 4095, 4097, 1023, 1025, 3000};
 
@@ -82,7 +84,10 @@ Status pitched_alloc(Owner<DeviceMemoryTraits>& owner, std::size_t& pitch, int w
 
 Status run(MemContext& ctx, std::vector<MemRow>& rows) {
   for (int width : kWidths) {
-    const int height = static_cast<int>(ctx.buffer_bytes / (static_cast<std::size_t>(width) * sizeof(float)));
+    // Rows fill the buffer, but no more than a grid's y extent covers (kMaxGridY blocks of
+    // kBlockY rows): an 8 GiB buffer of 4096-float rows would need one block too many.
+    const int height = static_cast<int>(std::min<std::size_t>(
+        ctx.buffer_bytes / (static_cast<std::size_t>(width) * sizeof(float)), std::size_t{kMaxGridY} * kBlockY));
     {
       DeviceMemory in, out;
       const std::size_t bytes = static_cast<std::size_t>(width) * height * sizeof(float);
