@@ -81,32 +81,34 @@ double percentile(std::vector<double> sorted, double q) {
   return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
 }
 
+// On a GPU, timing is interleaved: after every rung's warm-up, each round times one
+// repetition of every rung still short of its repetitions (the anchor among them), so the
+// device's slow drifts (an H100's clock follows its power draw: cuBLAS alone moved 655-766
+// TFLOP/s from one minute to the next) fall on the rung and its anchor alike and cancel in
+// their ratio. On a CPU the rungs are timed one after another: OpenBLAS's worker threads
+// spin for a while after each call and would take a core from the next rung of a round.
+// A rung stops on its own rules (min_reps and min_seconds, or floor_reps once past
+// max_seconds, or max_reps).
+//
 // `c_initial`: with beta != 0 every run reads C, so C is restored from this copy before
 // each repetition (outside the timed region); otherwise |beta| > 1 would grow C until it
 // overflows, and the timed runs would compute on infinities.
-Status time_variant(const Options& o, Executor& ex, const Variant& v, const GemmProblem& problem,
-                    const Buffer* c_initial, Timing& timing) {
-  const auto launch = [&] { return gemm(problem, v, ex.stream()); };
-  for (int i = 0; i < o.warmup; ++i) GEMMLAB_TRY(launch());
-  GEMMLAB_TRY(ex.synchronize());
+struct TimedRung {
+  const Variant* variant;
+  Record* record;
   std::vector<double> samples;
-  samples.reserve(static_cast<std::size_t>(std::max(o.max_reps, 0)));
   double total_ms = 0;
-  const auto keep_going = [&] {
+  bool wants_more(const Options& o) const {
     const int reps = static_cast<int>(samples.size());
     if (reps >= o.max_reps) return false;
     if (reps >= o.floor_reps && total_ms > o.max_seconds * 1e3) return false;
     return reps < o.min_reps || total_ms < o.min_seconds * 1e3;
-  };
-  while (keep_going()) {
-    if (c_initial) GEMMLAB_TRY(ex.copy_within(problem.c.data, c_initial->data(), c_initial->bytes()));
-    GEMMLAB_TRY(ex.flush_caches());
-    double ms = 0;
-    GEMMLAB_TRY(ex.time_once(launch, ms));
-    samples.push_back(ms);
-    total_ms += ms;
   }
-  if (samples.empty()) return {StatusCode::InvalidValue, "timing options allow no repetition (max_reps < 1)"};
+};
+
+Status summarise(const std::vector<double>& unsorted, Timing& timing) {
+  if (unsorted.empty()) return {StatusCode::InvalidValue, "timing options allow no repetition (max_reps < 1)"};
+  std::vector<double> samples = unsorted;
   std::sort(samples.begin(), samples.end());
   timing.reps = static_cast<int>(samples.size());
   timing.median_ms = percentile(samples, 0.5);
@@ -114,6 +116,60 @@ Status time_variant(const Options& o, Executor& ex, const Variant& v, const Gemm
   timing.max_ms = samples.back();
   timing.spread = (percentile(samples, 0.75) - percentile(samples, 0.25)) / timing.median_ms;
   return Status::ok();
+}
+
+// Times every rung of `rungs` (interleaved or in sequence, above); a rung whose launch fails is marked
+// as an error in its record and leaves the rounds.
+void time_rungs(const Options& o, Executor& ex, const GemmProblem& problem, const Buffer* c_initial,
+                      std::vector<TimedRung>& rungs) {
+  const auto fail = [](TimedRung& t, const Status& s) {
+    t.record->status = "error";
+    t.record->message = s.describe();
+  };
+  std::vector<TimedRung*> live;
+  for (TimedRung& t : rungs) {
+    t.samples.reserve(static_cast<std::size_t>(std::max(o.max_reps, 0)));
+    live.push_back(&t);
+  }
+  // Interleaved: one repetition of each live rung per round. In sequence: the first live
+  // rung until it has its repetitions, then the next.
+  const bool interleave = ex.backend() == Backend::Cuda;
+  while (!live.empty()) {
+    std::vector<TimedRung*> next;
+    for (TimedRung* t : live) {
+      if (!t->wants_more(o)) continue;
+      if (!interleave && !next.empty()) {  // an earlier rung is still being timed
+        next.push_back(t);
+        continue;
+      }
+      Status s = Status::ok();
+      if (t->samples.empty()) {  // warm-up, just before the rung's first repetition
+        for (int i = 0; s && i < o.warmup; ++i) s = gemm(problem, *t->variant, ex.stream());
+        if (s) s = ex.synchronize();
+      }
+      if (s && c_initial) s = ex.copy_within(problem.c.data, c_initial->data(), c_initial->bytes());
+      if (s) s = ex.flush_caches();
+      double ms = 0;
+      if (s) s = ex.time_once([&] { return gemm(problem, *t->variant, ex.stream()); }, ms);
+      if (!s) {
+        fail(*t, s);
+        continue;
+      }
+      t->samples.push_back(ms);
+      t->total_ms += ms;
+      next.push_back(t);
+    }
+    live = std::move(next);
+  }
+  for (TimedRung& t : rungs) {
+    if (t.record->status == "error") continue;
+    if (Status s = summarise(t.samples, t.record->timing); !s) {
+      fail(t, s);
+      continue;
+    }
+    t.record->timed = true;
+    t.record->gflops = t.record->model.flops / (t.record->timing.median_ms * 1e-3) * 1e-9;
+  }
 }
 
 Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64_t seed,
@@ -175,6 +231,9 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
     GEMMLAB_TRY(ex.allocate(c.host.size() * sizeof(float), c_initial));
     GEMMLAB_TRY(ex.upload(c_initial->data(), c.host.data(), c.host.size() * sizeof(float)));
   }
+  // Rungs that ran without an error (whatever the verification verdict), by record index:
+  // the records vector does not move while they are timed.
+  std::vector<std::pair<const Variant*, std::size_t>> ran;
   for (const Variant* v : selected) {
     Record r;
     r.backend = std::string(to_string(v->backend));
@@ -214,20 +273,21 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
         r.verification = verify(problem, result, c.host, reference, o.beta == 0.0);
       }
     }
-    if (status && o.time) {
-      status = time_variant(o, ex, *v, problem, c_initial.get(), r.timing);
-      if (status) {
-        r.timed = true;
-        r.gflops = r.model.flops / (r.timing.median_ms * 1e-3) * 1e-9;
-      }
-    }
-    if (status && o.inspect) o.inspect(problem, *v, r);
     if (!status) {
       r.status = "error";
       r.message = status.describe();
     }
     records.push_back(std::move(r));
+    if (status) ran.push_back({v, records.size() - 1});
   }
+  if (o.time) {
+    std::vector<TimedRung> rungs;
+    for (const auto& [v, index] : ran) rungs.push_back({v, &records[index], {}, 0.0});
+    time_rungs(o, ex, problem, c_initial.get(), rungs);
+  }
+  if (o.inspect)
+    for (const auto& [v, index] : ran)
+      if (records[index].status == "ok") o.inspect(problem, *v, records[index]);
   return Status::ok();
 }
 
