@@ -66,6 +66,11 @@ struct Variant {
   // Launches the computation: no allocation, no synchronisation, no printing.
   // Only called on validated problems with m, n > 0 and k > 0 and alpha != 0.
   std::function<Status(const GemmProblem&, Stream)> run;
+  // Optional: sizes the variant's own device workspace for this problem (padded copies of
+  // operands), allocating only when it must grow, so that run() never allocates. gemm()
+  // calls it before run(): the first call for a new largest problem allocates (in the
+  // harness, the verification run or the warm-up), later calls only compare sizes.
+  std::function<Status(const GemmProblem&)> prepare;
   std::function<Traffic(const GemmProblem&)> model;
   // Optional (CUDA rungs): the kernel run() launches for this problem. Empty for library
   // anchors and CPU rungs. Ask after a run: some rungs raise kernel attributes on first use.

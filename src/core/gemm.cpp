@@ -39,6 +39,7 @@ Status gemm(const GemmProblem& problem, const Variant& variant, Stream stream) {
   GEMMLAB_TRY(variant.can_implement(problem));
   if (is_scale_only(problem))
     return variant.backend == Backend::Cpu ? cpu::scale_c(problem) : cuda::scale_c(problem, stream);
+  if (variant.prepare) GEMMLAB_TRY(variant.prepare(problem));
   return variant.run(problem, stream);
 }
 

@@ -3,7 +3,8 @@
 // pipeline of wgmma_ws.cuh with 32 floats of K per 128-byte row and wgmma m64n256k8.
 // tf32 wgmma reads both operands K-major only: op(A) with K contiguous (row-major A, or
 // column-major A^T) and op(B) with K contiguous (row-major B^T, column-major B). Other
-// layouts are refused with the reason until a transposing load exists.
+// layouts are refused with the reason until a transposing load exists. Operands TMA cannot
+// address are copied into a padded workspace first (wgmma_ws.cuh).
 #include <string>
 
 #include "cuda/gemm/rungs.hpp"
@@ -15,11 +16,14 @@ namespace {
 using Element = wgmma_ws::Tf32Operand;
 constexpr const char* kRung = "wgmma_ws_tf32";
 
+wgmma_ws::Workspace& workspace() {
+  static wgmma_ws::Workspace w;
+  return w;
+}
+
 Status can_implement(const GemmProblem& p) {
   GEMMLAB_TRY(require_precision(p, *precision_for(DType::TF32), kRung));
-  GEMMLAB_TRY(wgmma_ws::check_kernel<Element>(p, kRung));
-  if (p.m == 0 || p.n == 0 || p.k == 0) return Status::ok();
-  return wgmma_ws::tma_addressable<Element>(canonicalize(p), kRung);
+  return wgmma_ws::check_kernel<Element>(p, kRung);
 }
 
 }  // namespace
@@ -34,7 +38,8 @@ Variant wgmma_ws_tf32_variant() {
   v.technique = "the wgmma_ws pipeline on f32 data in TF32 (K-major operands)";
   v.config = wgmma_ws::config_of(wgmma_ws::kBK<Element>);
   v.can_implement = can_implement;
-  v.run = wgmma_ws::run<Element>;
+  v.prepare = [](const GemmProblem& p) { return wgmma_ws::prepare<Element>(p, workspace()); };
+  v.run = [](const GemmProblem& p, Stream stream) { return wgmma_ws::run<Element>(p, stream, workspace()); };
   v.kernel_info = [](const GemmProblem& p, KernelInfo& out) {
     return wgmma_ws::kernel_info<Element>(p, out, "wgmma_ws_kernel<tf32>");
   };

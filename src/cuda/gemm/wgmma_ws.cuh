@@ -34,6 +34,7 @@
 #include "cuda/gemm/common.cuh"
 #include "cuda/gemm/kernel_info.hpp"
 #include "cuda/gemm/warp_tile.cuh"
+#include "cuda/runtime/buffer.hpp"
 #include "cuda/runtime/check.hpp"
 #include "cuda/runtime/tensor_map.hpp"
 
@@ -282,17 +283,8 @@ decltype(auto) dispatch(const RowMajorGemm& g, F&& f) {
   });
 }
 
-// Whether TMA can address both operands (16-byte aligned bases and row pitches).
-template <class E>
-Status tma_addressable(const RowMajorGemm& g, const std::string& rung) {
-  GEMMLAB_TRY(tma_requirements(tma_a<E>(g), (rung + ": A").c_str()));
-  GEMMLAB_TRY(tma_requirements(tma_b<E>(g), (rung + ": B").c_str()));
-  return Status::ok();
-}
-
 // What the kernel needs beyond the rung's types: an sm_90 device and, for a type with no
-// MN-major form, K-major operands. (Whether TMA can address the operands is asked
-// separately: a rung may take another path where it cannot.)
+// MN-major form, K-major operands. (Operands TMA cannot address are copied: run().)
 template <class E>
 Status check_kernel(const GemmProblem& p, const std::string& rung) {
   if (device_compute_capability() != 90)
@@ -328,8 +320,7 @@ Status launch(int grid, Stream stream, const CUtensorMap& map_a, const CUtensorM
 }
 
 template <class E>
-Status run(const GemmProblem& p, Stream stream) {
-  const RowMajorGemm g = canonicalize(p);
+Status run_canonical(const RowMajorGemm& g, Stream stream) {
   CUtensorMap map_a, map_b;
   GEMMLAB_TRY(encode_tensor_map(tma_a<E>(g), "A", map_a));
   GEMMLAB_TRY(encode_tensor_map(tma_b<E>(g), "B", map_b));
@@ -345,15 +336,99 @@ Status run(const GemmProblem& p, Stream stream) {
   }
 }
 
+// ---- operands TMA cannot address: padded copies (seed 001's memory padding) ----------
+// An operand whose base or row pitch is not a multiple of 16 bytes is copied, rows as they
+// are, into a workspace whose rows start every 16 bytes (cudaMemcpy2DAsync on the stream,
+// about 2 x its bytes of traffic), and the kernel reads the copy.
+template <class E>
+std::int64_t tma_pitch(std::int64_t cols) {
+  constexpr std::int64_t kPerRow = 16 / E::kBytes;
+  return (cols + kPerRow - 1) / kPerRow * kPerRow;
+}
+constexpr std::size_t kWorkspaceAlignment = 256;
+
+struct PaddedPlan {
+  bool copy_a = false, copy_b = false;
+  std::size_t a_bytes = 0, b_bytes = 0;  // each rounded up to kWorkspaceAlignment
+  std::size_t bytes() const { return a_bytes + b_bytes; }
+};
+
+template <class E>
+PaddedPlan padded_plan(const RowMajorGemm& g) {
+  PaddedPlan plan;
+  const auto size = [](const TmaMatrix& m) {
+    const std::size_t b = static_cast<std::size_t>(m.rows) * tma_pitch<E>(static_cast<std::int64_t>(m.cols)) * E::kBytes;
+    return (b + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+  };
+  const TmaMatrix a = tma_a<E>(g), b = tma_b<E>(g);
+  plan.copy_a = !tma_requirements(a, "A").is_ok();
+  plan.copy_b = !tma_requirements(b, "B").is_ok();
+  if (plan.copy_a) plan.a_bytes = size(a);
+  if (plan.copy_b) plan.b_bytes = size(b);
+  return plan;
+}
+
+// The problem with each unaddressable operand replaced by its padded copy in `workspace`
+// (at least plan.bytes()), the copies enqueued on `stream`.
+template <class E>
+Status pad_operands(RowMajorGemm& g, const PaddedPlan& plan, void* workspace, Stream stream) {
+  auto* base = static_cast<unsigned char*>(workspace);
+  const auto copy = [&](const void*& data, std::int64_t& ld, const TmaMatrix& m, unsigned char* dst) -> Status {
+    const std::int64_t pitch = tma_pitch<E>(static_cast<std::int64_t>(m.cols));
+    CUDA_CHECK(cudaMemcpy2DAsync(dst, static_cast<std::size_t>(pitch) * E::kBytes, data,
+                                 static_cast<std::size_t>(ld) * E::kBytes, static_cast<std::size_t>(m.cols) * E::kBytes,
+                                 static_cast<std::size_t>(m.rows), cudaMemcpyDeviceToDevice,
+                                 static_cast<cudaStream_t>(stream)));
+    data = dst;
+    ld = pitch;
+    return Status::ok();
+  };
+  if (plan.copy_a) GEMMLAB_TRY(copy(g.a, g.lda, tma_a<E>(g), base));
+  if (plan.copy_b) GEMMLAB_TRY(copy(g.b, g.ldb, tma_b<E>(g), base + plan.a_bytes));
+  return Status::ok();
+}
+
+// The workspace of one rung: grown by prepare(), only read by run().
+struct Workspace {
+  DeviceMemory memory;
+  Status reserve(std::size_t bytes) {
+    if (bytes <= memory.bytes()) return Status::ok();
+    memory = DeviceMemory{};  // free the old block before taking the larger one
+    return DeviceMemory::allocate(bytes, memory);
+  }
+};
+
+template <class E>
+Status prepare(const GemmProblem& p, Workspace& w) {
+  if (p.m == 0 || p.n == 0 || p.k == 0) return Status::ok();
+  return w.reserve(padded_plan<E>(canonicalize(p)).bytes());
+}
+
+template <class E>
+Status run(const GemmProblem& p, Stream stream, const Workspace& w) {
+  RowMajorGemm g = canonicalize(p);
+  const PaddedPlan plan = padded_plan<E>(g);
+  if (plan.bytes() > w.memory.bytes())
+    return {StatusCode::InternalError, "wgmma_ws: run() before prepare() sized the workspace for this problem"};
+  if (plan.copy_a || plan.copy_b) GEMMLAB_TRY(pad_operands<E>(g, plan, w.memory.data(), stream));
+  return run_canonical<E>(g, stream);
+}
+
 template <class E>
 Status kernel_info(const GemmProblem& p, KernelInfo& out, const char* name) {
   const RowMajorGemm g = canonicalize(p);
+  const PaddedPlan plan = padded_plan<E>(g);
+  const std::string copies = plan.copy_a && plan.copy_b ? " after padded copies of A and B"
+                             : plan.copy_a              ? " after a padded copy of A"
+                             : plan.copy_b              ? " after a padded copy of B"
+                                                        : "";
   if constexpr (E::kMnMajor)
     return dispatch<E>(g, [&](auto kernel) {
-      return describe_kernel(out, kernel, kernel_name(name, g.trans_a, g.trans_b), kThreads, kSmemBytes);
+      return describe_kernel(out, kernel, kernel_name(name, g.trans_a, g.trans_b) + copies, kThreads, kSmemBytes);
     });
   else
-    return describe_kernel(out, wgmma_ws_kernel<E, false, true>, kernel_name(name, false, true), kThreads, kSmemBytes);
+    return describe_kernel(out, wgmma_ws_kernel<E, false, true>, kernel_name(name, false, true) + copies, kThreads,
+                           kSmemBytes);
 }
 
 inline Config config_of(int bk) {
