@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 
 #include "gemmlab/problem.hpp"
 #include "gemmlab/status.hpp"
+#include "gemmlab/tolerance.hpp"
 #include "gemmlab/types.hpp"
 
 namespace gemmlab {
@@ -60,6 +62,10 @@ struct Variant {
   Config config;
   bool anchor = false;     // a vendor library every other rung is compared with
   int threads = 1;         // CPU: threads it uses (0 = all cores); CUDA: unused
+  // The error bound its results are verified against, where its arithmetic is not what its
+  // types say (3xTF32: f32 data and result, operands carried in two tf32 parts). Absent:
+  // tolerance_for(input, compute, output).
+  std::optional<Tolerance> tolerance;
 
   // Requirements (alignment, architecture, sizes) reported, never silently violated.
   std::function<Status(const GemmProblem&)> can_implement;

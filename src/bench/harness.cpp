@@ -270,7 +270,7 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
       if (status) status = ex.download(result.data(), c.device->data(), result.size() * sizeof(float));
       if (status) {
         r.verified = true;
-        r.verification = verify(problem, result, c.host, reference, o.beta == 0.0);
+        r.verification = verify(problem, result, c.host, reference, o.beta == 0.0, v->tolerance);
       }
     }
     if (!status) {

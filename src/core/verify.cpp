@@ -20,7 +20,7 @@ double Tolerance::bound(std::int64_t k, double magnitude, double reference) cons
   // Subnormal results lose relative accuracy: allow one smallest-normal per operation.
   const double underflow_floor = static_cast<double>(k + 2) * std::numeric_limits<float>::min();
   const double operands = gamma_bound(2.0, input_u);
-  const double sums = gamma_bound(static_cast<double>(k + 2), accumulate_u);
+  const double sums = gamma_bound(terms_per_k * static_cast<double>(k) + 2.0, accumulate_u);
   return (operands + sums + operands * sums) * magnitude + output_u * std::fabs(reference) + underflow_floor;
 }
 
@@ -50,9 +50,9 @@ std::string Verification::summary() const {
 
 Verification verify(const GemmProblem& p, std::span<const float> result,
                     std::span<const float> buffer_before, const ReferenceResult& ref,
-                    bool poisoned) {
+                    bool poisoned, const std::optional<Tolerance>& tolerance) {
   Verification v;
-  const Tolerance tol = tolerance_for(p.a.dtype, p.compute, p.c.dtype);
+  const Tolerance tol = tolerance ? *tolerance : tolerance_for(p.a.dtype, p.compute, p.c.dtype);
   const std::int64_t span = p.c.span_elements();
   if (static_cast<std::int64_t>(result.size()) < span ||
       static_cast<std::int64_t>(buffer_before.size()) < span || ref.m != p.m || ref.n != p.n) {

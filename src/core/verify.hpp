@@ -2,11 +2,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
 #include "core/reference.hpp"
 #include "gemmlab/problem.hpp"
+#include "gemmlab/tolerance.hpp"
 
 namespace gemmlab {
 
@@ -14,21 +16,6 @@ namespace gemmlab {
 // n-term dot product in arithmetic with unit roundoff u (Higham, Accuracy and Stability, 3.1).
 double gamma_bound(double n, double u);
 
-// The error bound of one element of C, from the standard analysis of a dot product
-// (Higham, 3.1) extended to reduced-precision operands. Each term a*b is formed from
-// operands the hardware may first reduce to the compute type (relative error input_u each:
-// a factor (1 + theta_2), |theta_2| <= gamma(2, input_u)), then k products, their sums and
-// the alpha/beta scaling are rounded in the accumulator (a factor (1 + theta_{k+2}),
-// |theta_{k+2}| <= gamma(k + 2, accumulate_u)). Together:
-//   |C - C_ref| <= [(1 + g2)(1 + gk) - 1] * magnitude + output_u * |C_ref| + floor
-// with g2 = gamma(2, input_u), gk = gamma(k + 2, accumulate_u) and magnitude
-// |alpha| |A||B| + |beta| |C0| from the reference.
-struct Tolerance {
-  double input_u;       // operands reduced to the compute type (0: used exactly)
-  double accumulate_u;  // products, sums and scaling (fp32 for every tensor-core type)
-  double output_u;      // unit roundoff of the stored result
-  double bound(std::int64_t k, double magnitude, double reference) const;
-};
 
 // The tolerance for a precision (types.hpp):
 // - f32 (SIMT): operands exact, float32 round-to-nearest: accumulate_u = 2^-24.
@@ -57,9 +44,10 @@ struct Verification {
 // Compares `result` (the problem's C as the variant left it, copied to the host) with the
 // reference. `buffer_before` is C's buffer before the run: the elements between the
 // contiguous extent and ld must be unchanged. `poisoned` says C held NaN before the run
-// (beta = 0), so any NaN left is an unwritten element.
+// (beta = 0), so any NaN left is an unwritten element. `tolerance`: the rung's own bound
+// (Variant::tolerance); absent, the one tolerance_for() gives the problem's types.
 Verification verify(const GemmProblem& problem, std::span<const float> result,
                     std::span<const float> buffer_before, const ReferenceResult& reference,
-                    bool poisoned);
+                    bool poisoned, const std::optional<Tolerance>& tolerance = std::nullopt);
 
 }  // namespace gemmlab

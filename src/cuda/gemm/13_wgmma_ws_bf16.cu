@@ -23,7 +23,7 @@ wgmma_ws::Workspace& workspace() {
 
 Status can_implement(const GemmProblem& p) {
   GEMMLAB_TRY(require_precision(p, *precision_for(DType::BF16), kRung));
-  return wgmma_ws::check_kernel<Element>(p, kRung);
+  return wgmma_ws::check_kernel(p, kRung);
 }
 
 }  // namespace

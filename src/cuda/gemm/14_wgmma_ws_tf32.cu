@@ -2,9 +2,10 @@
 // mantissa, products exact in f32, f32 accumulation): the warp-specialised TMA + wgmma
 // pipeline of wgmma_ws.cuh with 32 floats of K per 128-byte row and wgmma m64n256k8.
 // tf32 wgmma reads both operands K-major only: op(A) with K contiguous (row-major A, or
-// column-major A^T) and op(B) with K contiguous (row-major B^T, column-major B). Other
-// layouts are refused with the reason until a transposing load exists. Operands TMA cannot
-// address are copied into a padded workspace first (wgmma_ws.cuh).
+// column-major A^T) and op(B) with K contiguous (row-major B^T, column-major B) go
+// straight in; an operand of another layout is first rewritten K-major through a padded
+// shared-memory tile (k_major_staging.cuh, about 2 x its bytes of traffic), and one TMA
+// cannot address is copied into a padded workspace. explain names the copies.
 #include <string>
 
 #include "cuda/gemm/rungs.hpp"
@@ -23,7 +24,7 @@ wgmma_ws::Workspace& workspace() {
 
 Status can_implement(const GemmProblem& p) {
   GEMMLAB_TRY(require_precision(p, *precision_for(DType::TF32), kRung));
-  return wgmma_ws::check_kernel<Element>(p, kRung);
+  return wgmma_ws::check_kernel(p, kRung);
 }
 
 }  // namespace

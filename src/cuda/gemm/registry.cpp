@@ -23,9 +23,11 @@ const std::vector<Variant>& registry() {
       vectorized_variant(),
       warptile_variant(),
       pipelined_variant(),
+      wgmma_3xtf32_variant(),  // f32 accuracy from the tf32 tensor cores
       cublas_sgemm_variant(),
       // Tensor cores: each --dtype runs its own rungs against its own anchor.
       mma_sync_variant(DType::BF16),
+      wgmma_bf16_variant(),
       wgmma_ws_bf16_variant(),
       cublas_gemm_ex_variant(DType::BF16),
       mma_sync_variant(DType::F16),

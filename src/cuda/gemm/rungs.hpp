@@ -15,8 +15,10 @@ Variant reg_2d_variant();                     // 07_reg_2d.cu
 Variant vectorized_variant();                 // 08_vectorized.cu
 Variant warptile_variant();                   // 09_warptile.cu
 Variant pipelined_variant();                  // 10_pipelined.cu
+Variant wgmma_bf16_variant();                 // 12_wgmma_bf16.cu
 Variant wgmma_ws_bf16_variant();              // 13_wgmma_ws_bf16.cu
 Variant wgmma_ws_tf32_variant();              // 14_wgmma_ws_tf32.cu
+Variant wgmma_3xtf32_variant();               // 15_wgmma_3xtf32.cu: f32 accuracy, in the f32 ladder
 Variant cublas_sgemm_variant();               // cublas.cpp: the f32 anchor
 // Tensor-core rungs; `input` is DType::BF16 or DType::F16 (2-byte A and B, f32 C and sums).
 Variant mma_sync_variant(DType input);        // 11_mma_sync.cu

@@ -32,6 +32,7 @@
 
 #include "cuda/arch/wgmma.cuh"
 #include "cuda/gemm/common.cuh"
+#include "cuda/gemm/k_major_staging.cuh"
 #include "cuda/gemm/kernel_info.hpp"
 #include "cuda/gemm/warp_tile.cuh"
 #include "cuda/runtime/buffer.hpp"
@@ -92,8 +93,18 @@ constexpr int kKStepBytes = 32;                  // one wgmma's K in a K-major r
 struct Epilogue {
   float* c;
   long long ldc;
-  int m, n, k;
+  int m, n;
   float alpha, beta;
+};
+
+// The K loop: `segments` passes of `k_tiles` tiles each. One pass is the plain product.
+// Three are 3xTF32 (k_major_staging.cuh): A and B rows hold [big | small] with the small
+// part `split` columns in, and the passes multiply big·small, small·big, big·big (the
+// small terms first, while the sum is small).
+struct KSchedule {
+  int k_tiles, segments, split;
+  __device__ int a_column(int segment, int tile) const { return (segment == 1 ? split : 0) + tile; }
+  __device__ int b_column(int segment, int tile) const { return (segment == 0 && segments > 1 ? split : 0) + tile; }
 };
 
 // Shared-memory descriptor of the A rows this warpgroup multiplies, wgmma step `kk`.
@@ -117,27 +128,27 @@ __device__ __forceinline__ std::uint64_t b_descriptor(const unsigned char* b_sta
 // One stage's copies: A (128 rows) and B (256 rows), as one box each or as 64-wide chunks.
 template <class E, bool TransA, bool TransB>
 __device__ __forceinline__ void load_stage(const CUtensorMap* map_a, const CUtensorMap* map_b, unsigned char* stage,
-                                           std::uint64_t* full, int m0, int n0, int k0) {
+                                           std::uint64_t* full, int m0, int n0, int ka, int kb) {
   ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, full, kStageBytes);
   unsigned char* a = stage;
   unsigned char* b = stage + kABytes;
   if constexpr (!TransA) {
-    const std::int32_t at[2] = {k0, m0};  // A is m x k: (column k, row m)
+    const std::int32_t at[2] = {ka, m0};  // A is m x k: (column k, row m)
     ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, a, map_a, at, full);
   } else {
 #pragma unroll
     for (int h = 0; h < kBM / kChunk; ++h) {
-      const std::int32_t at[2] = {m0 + h * kChunk, k0};  // A stored k x m
+      const std::int32_t at[2] = {m0 + h * kChunk, ka};  // A stored k x m
       ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, a + h * kChunkBytes, map_a, at, full);
     }
   }
   if constexpr (TransB) {
-    const std::int32_t at[2] = {k0, n0};  // B stored n x k
+    const std::int32_t at[2] = {kb, n0};  // B stored n x k
     ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, b, map_b, at, full);
   } else {
 #pragma unroll
     for (int q = 0; q < kBN / kChunk; ++q) {
-      const std::int32_t at[2] = {n0 + q * kChunk, k0};  // B stored k x n
+      const std::int32_t at[2] = {n0 + q * kChunk, kb};  // B stored k x n
       ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, b + q * kChunkBytes, map_b, at, full);
     }
   }
@@ -162,10 +173,52 @@ __device__ __forceinline__ void store_pair(const Epilogue& e, int row, int col, 
   if (both) p[1] = e.beta != 0.0f ? fmaf(e.beta, p[1], e.alpha * v1) : e.alpha * v1;
 }
 
+// The consumers of a 3xTF32 run, Promote: the tensor cores' adders truncate, which over a
+// long K costs f32 sums about four bits (measured at 8192^3: 1.9e-5 relative error against
+// cuBLAS SGEMM's 1.6e-6). So in the big·big pass every two stages' products are summed by
+// the tensor cores into a short partial sum, 64 of K deep, that the threads then add into
+// the accumulators with round-to-nearest (measured: 2.8e-7). Registers allow a partial of
+// half the tile's columns, so the stages run as two m64n128 halves, each waited for; the
+// other consumer warpgroup's MMAs fill the tensor cores meanwhile, not fully. Measured at
+// 8192^3 on an H100 (TFLOP/s): 133.6 unpromoted; 97.7 promoting every pass stage by stage;
+// 102.7 every pass two stages at a time; 114.5 the last pass only (this kernel), although
+// ptxas then serialises the wgmma of the whole kernel (C7515: the adds define registers
+// the small passes' wgmma accumulate into).
 template <class E, bool TransA, bool TransB>
+__device__ __forceinline__ void promoted_stages(float (&acc)[128], const unsigned char* s0, const unsigned char* s1,
+                                                bool two, int warpgroup) {
+  static_assert(!TransA && TransB && E::kMmaK == 8, "promoted sums: tf32, both operands K-major");
+  constexpr int kHalfBBytes = kBN / 2 * kRowBytes;  // 128 K-major rows of B
+  float part[64];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+#pragma unroll
+    for (int i = 0; i < 64; ++i) arch::fence_accumulator(part[i]);
+    arch::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kKSteps<E>; ++kk)
+      arch::wgmma_m64n128k8_tf32(part, a_descriptor<false>(s0, warpgroup, kk),
+                                 b_descriptor<true>(s0 + kABytes + h * kHalfBBytes, kk), kk > 0);
+    if (two) {
+#pragma unroll
+      for (int kk = 0; kk < kKSteps<E>; ++kk)
+        arch::wgmma_m64n128k8_tf32(part, a_descriptor<false>(s1, warpgroup, kk),
+                                   b_descriptor<true>(s1 + kABytes + h * kHalfBBytes, kk), 1);
+    }
+    arch::wgmma_commit();
+    arch::wgmma_wait<0>();
+#pragma unroll
+    for (int i = 0; i < 64; ++i) {
+      arch::fence_accumulator(part[i]);
+      acc[h * 64 + i] += part[i];  // m64n128 register i is m64n256 register 64h + i
+    }
+  }
+}
+
+template <class E, bool TransA, bool TransB, bool Promote = false>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                    Epilogue e) {
+                    Epilogue e, KSchedule schedule) {
   extern __shared__ unsigned char smem_raw[];
   // The swizzle pattern is a function of the address: every stage starts on an atom.
   unsigned char* ring = reinterpret_cast<unsigned char*>(
@@ -184,7 +237,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   const int tiles_m = ceil_div(e.m, kBM), tiles_n = ceil_div(e.n, kBN);
   const int tiles = tiles_m * tiles_n;
-  const int k_tiles = ceil_div(e.k, kBK<E>);
+  const int k_tiles = schedule.k_tiles * schedule.segments;
 
   if (warpgroup == kConsumers) {  // the producer: the last warpgroup, one thread of it
     arch::setmaxnreg_decrease<kProducerRegisters>();
@@ -194,18 +247,20 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       int tm, tn;
       grouped_tile<kGroupM>(tile, tiles_m, tiles_n, tm, tn);
-      for (int kt = 0; kt < k_tiles; ++kt) {
-        // A fresh barrier counts as having completed the phase before phase 0: the first
-        // pass over the ring does not wait.
-        while (!ptx::mbarrier_try_wait_parity(&empty[stage], phase ^ 1)) {
+      for (int segment = 0; segment < schedule.segments; ++segment)
+        for (int kt = 0; kt < schedule.k_tiles; ++kt) {
+          // A fresh barrier counts as having completed the phase before phase 0: the first
+          // pass over the ring does not wait.
+          while (!ptx::mbarrier_try_wait_parity(&empty[stage], phase ^ 1)) {
+          }
+          load_stage<E, TransA, TransB>(&map_a, &map_b, ring + stage * kStageBytes, &full[stage], tm * kBM,
+                                        tn * kBN, schedule.a_column(segment, kt * kBK<E>),
+                                        schedule.b_column(segment, kt * kBK<E>));
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1;
+          }
         }
-        load_stage<E, TransA, TransB>(&map_a, &map_b, ring + stage * kStageBytes, &full[stage], tm * kBM,
-                                      tn * kBN, kt * kBK<E>);
-        if (++stage == kStages) {
-          stage = 0;
-          phase ^= 1;
-        }
-      }
     }
     return;
   }
@@ -217,11 +272,20 @@ __global__ void __launch_bounds__(kThreads, 1)
   int stage = 0;
   std::uint32_t phase = 0;
   float acc[128];
+  // Promote: only the last pass (big·big) needs it; the small passes come first, while the
+  // sums are about 2^-11 of their final size, so what their truncation loses is negligible.
+  const int promote_from = Promote ? (schedule.segments - 1) * schedule.k_tiles : k_tiles;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     int tm, tn;
     grouped_tile<kGroupM>(tile, tiles_m, tiles_n, tm, tn);
     int previous = -1;
-    for (int kt = 0; kt < k_tiles; ++kt) {
+    const auto next_stage = [&] {
+      if (++stage == kStages) {
+        stage = 0;
+        phase ^= 1;
+      }
+    };
+    for (int kt = 0; kt < promote_from; ++kt) {  // with Promote: the small passes (segments >= 2)
       while (!ptx::mbarrier_try_wait_parity(&full[stage], phase)) {
       }
       const unsigned char* a = ring + stage * kStageBytes;
@@ -240,13 +304,33 @@ __global__ void __launch_bounds__(kThreads, 1)
       arch::wgmma_wait<1>();
       if (previous >= 0 && lane == 0) ptx::mbarrier_arrive(&empty[previous]);
       previous = stage;
-      if (++stage == kStages) {
-        stage = 0;
-        phase ^= 1;
-      }
+      next_stage();
     }
     arch::wgmma_wait<0>();
+#pragma unroll
+    for (int i = 0; i < 128; ++i) arch::fence_accumulator(acc[i]);
     if (previous >= 0 && lane == 0) ptx::mbarrier_arrive(&empty[previous]);
+    if constexpr (Promote) {
+      // Two stages per partial sum (64 of K): half the waits.
+      for (int kt = promote_from; kt < k_tiles; kt += 2) {
+        while (!ptx::mbarrier_try_wait_parity(&full[stage], phase)) {
+        }
+        const int s0 = stage;
+        next_stage();
+        const bool two = kt + 1 < k_tiles;
+        const int s1 = stage;
+        if (two) {
+          while (!ptx::mbarrier_try_wait_parity(&full[stage], phase)) {
+          }
+          next_stage();
+        }
+        promoted_stages<E, TransA, TransB>(acc, ring + s0 * kStageBytes, ring + s1 * kStageBytes, two, warpgroup);
+        if (lane == 0) {  // both halves are done with them
+          ptx::mbarrier_arrive(&empty[s0]);
+          if (two) ptx::mbarrier_arrive(&empty[s1]);
+        }
+      }
+    }
     // Accumulator fragment of m64nN: register 4j + {0,1} holds row lane/4 and columns
     // 8j + 2(lane%4) + {0,1} of this warp's 16 rows; 4j + {2,3} the same columns 8 rows down.
     const int row0 = tm * kBM + warpgroup * 64 + warp * 16 + lane / 4;
@@ -283,18 +367,12 @@ decltype(auto) dispatch(const RowMajorGemm& g, F&& f) {
   });
 }
 
-// What the kernel needs beyond the rung's types: an sm_90 device and, for a type with no
-// MN-major form, K-major operands. (Operands TMA cannot address are copied: run().)
-template <class E>
-Status check_kernel(const GemmProblem& p, const std::string& rung) {
+// What the kernel needs beyond the rung's types: an sm_90 device. (Operands TMA cannot
+// address are copied, tf32 operands that are not K-major rewritten K-major: run().)
+inline Status check_kernel(const GemmProblem& p, const std::string& rung) {
   if (device_compute_capability() != 90)
     return {StatusCode::ArchMismatch, rung + " needs an sm_90 GPU (wgmma and setmaxnreg are sm_90a code)"};
-  if (p.m == 0 || p.n == 0 || p.k == 0) return Status::ok();
-  const RowMajorGemm g = canonicalize(p);
-  if (!E::kMnMajor && (g.trans_a || !g.trans_b))
-    return {StatusCode::NotSupported,
-            rung + " reads both operands K-major (the tensor cores have no transposed tf32 form): op(A) needs "
-                   "its rows and op(B) its columns contiguous, e.g. row-major NT or column-major TN"};
+  (void)p;
   return Status::ok();
 }
 
@@ -309,83 +387,131 @@ inline int grid_size(int tiles) {
 
 // One instantiation: its shared-memory limit raised once (a static per kernel, not per
 // kernel type: the four transpositions share one function-pointer type), then launched.
-template <class E, bool TransA, bool TransB>
-Status launch(int grid, Stream stream, const CUtensorMap& map_a, const CUtensorMap& map_b, const Epilogue& e) {
-  static const cudaError_t raised = cudaFuncSetAttribute(wgmma_ws_kernel<E, TransA, TransB>,
+template <class E, bool TransA, bool TransB, bool Promote = false>
+Status launch(int grid, Stream stream, const CUtensorMap& map_a, const CUtensorMap& map_b, const Epilogue& e,
+              const KSchedule& schedule) {
+  static const cudaError_t raised = cudaFuncSetAttribute(wgmma_ws_kernel<E, TransA, TransB, Promote>,
                                                          cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   CUDA_CHECK(raised);
-  wgmma_ws_kernel<E, TransA, TransB><<<grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream)>>>(map_a, map_b, e);
+  wgmma_ws_kernel<E, TransA, TransB, Promote>
+      <<<grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream)>>>(map_a, map_b, e, schedule);
   CUDA_CHECK_LAUNCH("wgmma_ws_kernel");
   return Status::ok();
 }
 
-template <class E>
-Status run_canonical(const RowMajorGemm& g, Stream stream) {
+// Launches the kernel on a canonical problem whose operands TMA can address. `map_k` is
+// the K extent of the tensor maps (g.k, or both segments of a split operand).
+template <class E, bool Promote = false>
+Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule& schedule, Stream stream) {
+  RowMajorGemm view = g;
+  view.k = map_k;
   CUtensorMap map_a, map_b;
-  GEMMLAB_TRY(encode_tensor_map(tma_a<E>(g), "A", map_a));
-  GEMMLAB_TRY(encode_tensor_map(tma_b<E>(g), "B", map_b));
-  Epilogue e{static_cast<float*>(g.c), g.ldc, static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k),
+  GEMMLAB_TRY(encode_tensor_map(tma_a<E>(view), "A", map_a));
+  GEMMLAB_TRY(encode_tensor_map(tma_b<E>(view), "B", map_b));
+  Epilogue e{static_cast<float*>(g.c), g.ldc, static_cast<int>(g.m), static_cast<int>(g.n),
              static_cast<float>(g.alpha), static_cast<float>(g.beta)};
   const int grid = grid_size(ceil_div(g.m, kBM) * ceil_div(g.n, kBN));
   if constexpr (E::kMnMajor) {
     return dispatch_trans(g.trans_a, g.trans_b, [&](auto ta, auto tb) -> Status {
-      return launch<E, decltype(ta)::value, decltype(tb)::value>(grid, stream, map_a, map_b, e);
+      return launch<E, decltype(ta)::value, decltype(tb)::value>(grid, stream, map_a, map_b, e, schedule);
     });
   } else {
-    return launch<E, false, true>(grid, stream, map_a, map_b, e);
+    if (g.trans_a || !g.trans_b)
+      return {StatusCode::InternalError, "wgmma_ws: a tf32 operand reached the kernel MN-major"};
+    return launch<E, false, true, Promote>(grid, stream, map_a, map_b, e, schedule);
   }
 }
 
-// ---- operands TMA cannot address: padded copies (seed 001's memory padding) ----------
-// An operand whose base or row pitch is not a multiple of 16 bytes is copied, rows as they
-// are, into a workspace whose rows start every 16 bytes (cudaMemcpy2DAsync on the stream,
-// about 2 x its bytes of traffic), and the kernel reads the copy.
+// ---- what run() does before the kernel -------------------------------------------------
+// An operand TMA can address in the layout the kernel reads goes straight in. Otherwise it
+// is copied into a workspace whose rows start every 16 bytes (seed 001's memory padding):
+//  - padded: rows as they are (cudaMemcpy2DAsync, about 2 x its bytes of traffic), for a
+//    base or row pitch that is not a multiple of 16 bytes;
+//  - K-major: a tf32 operand whose K is not contiguous, transposed on the way
+//    (k_major_staging.cuh; the tf32 tensor cores have no MN-major form);
+//  - split (3xTF32): every operand, K-major, as [big | small] tf32 parts.
+enum class Copy : std::uint8_t { None, Padded, KMajor, Split };
+
 template <class E>
 std::int64_t tma_pitch(std::int64_t cols) {
   constexpr std::int64_t kPerRow = 16 / E::kBytes;
   return (cols + kPerRow - 1) / kPerRow * kPerRow;
 }
 constexpr std::size_t kWorkspaceAlignment = 256;
+inline std::size_t aligned(std::size_t bytes) {
+  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+}
 
-struct PaddedPlan {
-  bool copy_a = false, copy_b = false;
-  std::size_t a_bytes = 0, b_bytes = 0;  // each rounded up to kWorkspaceAlignment
-  std::size_t bytes() const { return a_bytes + b_bytes; }
+struct OperandPlan {
+  Copy copy = Copy::None;
+  staging::Layout layout{};  // of a K-major or split copy
+  std::size_t bytes = 0;     // of its workspace, a multiple of kWorkspaceAlignment
 };
 
+struct Plan {
+  OperandPlan a, b;
+  bool split = false;
+  std::size_t bytes() const { return a.bytes + b.bytes; }
+};
+
+// `k_major`: op(X)'s K is contiguous; `rows`: m for A, n for B.
 template <class E>
-PaddedPlan padded_plan(const RowMajorGemm& g) {
-  PaddedPlan plan;
-  const auto size = [](const TmaMatrix& m) {
-    const std::size_t b = static_cast<std::size_t>(m.rows) * tma_pitch<E>(static_cast<std::int64_t>(m.cols)) * E::kBytes;
-    return (b + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
-  };
-  const TmaMatrix a = tma_a<E>(g), b = tma_b<E>(g);
-  plan.copy_a = !tma_requirements(a, "A").is_ok();
-  plan.copy_b = !tma_requirements(b, "B").is_ok();
-  if (plan.copy_a) plan.a_bytes = size(a);
-  if (plan.copy_b) plan.b_bytes = size(b);
+OperandPlan plan_operand(const TmaMatrix& view, bool k_major, std::int64_t rows, std::int64_t k, bool split,
+                         const char* name) {
+  OperandPlan o;
+  if (split) {
+    o.copy = Copy::Split;
+    o.layout = {static_cast<int>((k + kBK<E> - 1) / kBK<E> * kBK<E>), 2};
+  } else if (!E::kMnMajor && !k_major) {
+    o.copy = Copy::KMajor;
+    o.layout = {static_cast<int>(tma_pitch<E>(k)), 1};
+  } else if (!tma_requirements(view, name).is_ok()) {
+    o.copy = Copy::Padded;
+    o.bytes = aligned(static_cast<std::size_t>(view.rows) * tma_pitch<E>(static_cast<std::int64_t>(view.cols)) *
+                      E::kBytes);
+    return o;
+  } else {
+    return o;
+  }
+  o.bytes = aligned(o.layout.bytes(static_cast<int>(rows)));
+  return o;
+}
+
+template <class E>
+Plan make_plan(const RowMajorGemm& g, bool split) {
+  Plan plan;
+  plan.split = split;
+  plan.a = plan_operand<E>(tma_a<E>(g), !g.trans_a, g.m, g.k, split, "A");
+  plan.b = plan_operand<E>(tma_b<E>(g), g.trans_b, g.n, g.k, split, "B");
   return plan;
 }
 
-// The problem with each unaddressable operand replaced by its padded copy in `workspace`
-// (at least plan.bytes()), the copies enqueued on `stream`.
+// Enqueues the copy of one operand into `dst` and points the problem at it.
 template <class E>
-Status pad_operands(RowMajorGemm& g, const PaddedPlan& plan, void* workspace, Stream stream) {
-  auto* base = static_cast<unsigned char*>(workspace);
-  const auto copy = [&](const void*& data, std::int64_t& ld, const TmaMatrix& m, unsigned char* dst) -> Status {
-    const std::int64_t pitch = tma_pitch<E>(static_cast<std::int64_t>(m.cols));
+Status copy_operand(const OperandPlan& o, const TmaMatrix& view, bool k_major, std::int64_t rows, std::int64_t k,
+                    const void*& data, std::int64_t& ld, bool& trans, bool k_major_trans, unsigned char* dst,
+                    Stream stream) {
+  if (o.copy == Copy::Padded) {
+    const std::int64_t pitch = tma_pitch<E>(static_cast<std::int64_t>(view.cols));
     CUDA_CHECK(cudaMemcpy2DAsync(dst, static_cast<std::size_t>(pitch) * E::kBytes, data,
-                                 static_cast<std::size_t>(ld) * E::kBytes, static_cast<std::size_t>(m.cols) * E::kBytes,
-                                 static_cast<std::size_t>(m.rows), cudaMemcpyDeviceToDevice,
-                                 static_cast<cudaStream_t>(stream)));
+                                 static_cast<std::size_t>(ld) * E::kBytes,
+                                 static_cast<std::size_t>(view.cols) * E::kBytes, static_cast<std::size_t>(view.rows),
+                                 cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream)));
     data = dst;
     ld = pitch;
     return Status::ok();
-  };
-  if (plan.copy_a) GEMMLAB_TRY(copy(g.a, g.lda, tma_a<E>(g), base));
-  if (plan.copy_b) GEMMLAB_TRY(copy(g.b, g.ldb, tma_b<E>(g), base + plan.a_bytes));
-  return Status::ok();
+  }
+  if constexpr (E::kTma == TmaElement::F32) {
+    GEMMLAB_TRY(staging::stage_k_major(static_cast<const float*>(data), ld, k_major, static_cast<int>(rows),
+                                       static_cast<int>(k), o.copy == Copy::Split, o.layout,
+                                       reinterpret_cast<float*>(dst), stream));
+    data = dst;
+    ld = o.layout.pitch();
+    trans = k_major_trans;  // the copy is K-major
+    return Status::ok();
+  } else {
+    return {StatusCode::InternalError, "wgmma_ws: K-major staging is for f32 operands"};
+  }
 }
 
 // The workspace of one rung: grown by prepare(), only read by run().
@@ -398,37 +524,76 @@ struct Workspace {
   }
 };
 
-template <class E>
+template <class E, bool Split = false>
 Status prepare(const GemmProblem& p, Workspace& w) {
   if (p.m == 0 || p.n == 0 || p.k == 0) return Status::ok();
-  return w.reserve(padded_plan<E>(canonicalize(p)).bytes());
+  return w.reserve(make_plan<E>(canonicalize(p), Split).bytes());
 }
 
+// Enqueues the plan's copies into the workspace (sized by prepare()) and points `g` at them.
 template <class E>
+Status stage_operands(RowMajorGemm& g, const Plan& plan, const Workspace& w, Stream stream) {
+  if (plan.bytes() > w.memory.bytes())
+    return {StatusCode::InternalError, "wgmma: run() before prepare() sized the workspace for this problem"};
+  auto* base = static_cast<unsigned char*>(w.memory.data());
+  const std::int64_t k = g.k;
+  if (plan.a.copy != Copy::None)
+    GEMMLAB_TRY(copy_operand<E>(plan.a, tma_a<E>(g), !g.trans_a, g.m, k, g.a, g.lda, g.trans_a, false, base, stream));
+  if (plan.b.copy != Copy::None)
+    GEMMLAB_TRY(copy_operand<E>(plan.b, tma_b<E>(g), g.trans_b, g.n, k, g.b, g.ldb, g.trans_b, true,
+                                base + plan.a.bytes, stream));
+  return Status::ok();
+}
+
+template <class E, bool Split = false>
 Status run(const GemmProblem& p, Stream stream, const Workspace& w) {
   RowMajorGemm g = canonicalize(p);
-  const PaddedPlan plan = padded_plan<E>(g);
-  if (plan.bytes() > w.memory.bytes())
-    return {StatusCode::InternalError, "wgmma_ws: run() before prepare() sized the workspace for this problem"};
-  if (plan.copy_a || plan.copy_b) GEMMLAB_TRY(pad_operands<E>(g, plan, w.memory.data(), stream));
-  return run_canonical<E>(g, stream);
+  const Plan plan = make_plan<E>(g, Split);
+  const std::int64_t k = g.k;
+  GEMMLAB_TRY(stage_operands<E>(g, plan, w, stream));
+  if constexpr (!Split) {
+    return run_canonical<E>(g, k, {ceil_div(k, kBK<E>), 1, 0}, stream);
+  } else {
+    const int segment = plan.a.layout.segment;
+    return run_canonical<E, /*Promote=*/true>(g, 2LL * segment, {segment / kBK<E>, 3, segment}, stream);
+  }
 }
 
-template <class E>
+inline const char* describe_copy(Copy c) {
+  switch (c) {
+    case Copy::None: return "";
+    case Copy::Padded: return "a padded copy";
+    case Copy::KMajor: return "a K-major (transposed) copy";
+    case Copy::Split: return "a split into tf32 big and small parts";
+  }
+  return "";
+}
+
+// " after a padded copy of A", ...: what explain appends to the kernel's name.
+inline std::string describe_copies(const Plan& plan) {
+  std::string copies;
+  if (plan.a.copy != Copy::None && plan.a.copy == plan.b.copy)
+    copies = std::string(" after ") + describe_copy(plan.a.copy) + " of A and B";
+  else if (plan.a.copy != Copy::None || plan.b.copy != Copy::None) {
+    copies = " after ";
+    if (plan.a.copy != Copy::None) copies += std::string(describe_copy(plan.a.copy)) + " of A";
+    if (plan.a.copy != Copy::None && plan.b.copy != Copy::None) copies += " and ";
+    if (plan.b.copy != Copy::None) copies += std::string(describe_copy(plan.b.copy)) + " of B";
+  }
+  return copies;
+}
+
+template <class E, bool Split = false>
 Status kernel_info(const GemmProblem& p, KernelInfo& out, const char* name) {
   const RowMajorGemm g = canonicalize(p);
-  const PaddedPlan plan = padded_plan<E>(g);
-  const std::string copies = plan.copy_a && plan.copy_b ? " after padded copies of A and B"
-                             : plan.copy_a              ? " after a padded copy of A"
-                             : plan.copy_b              ? " after a padded copy of B"
-                                                        : "";
+  const std::string copies = describe_copies(make_plan<E>(g, Split));
   if constexpr (E::kMnMajor)
     return dispatch<E>(g, [&](auto kernel) {
       return describe_kernel(out, kernel, kernel_name(name, g.trans_a, g.trans_b) + copies, kThreads, kSmemBytes);
     });
   else
-    return describe_kernel(out, wgmma_ws_kernel<E, false, true>, kernel_name(name, false, true) + copies, kThreads,
-                           kSmemBytes);
+    return describe_kernel(out, wgmma_ws_kernel<E, false, true, Split>, kernel_name(name, false, true) + copies,
+                           kThreads, kSmemBytes);
 }
 
 inline Config config_of(int bk) {

@@ -1,0 +1,28 @@
+// The error bound a result is verified against (core/verify.hpp derives it from a
+// precision; a rung whose arithmetic its types do not describe carries its own: variant.hpp).
+#pragma once
+
+#include <cstdint>
+
+namespace gemmlab {
+
+// The error bound of one element of C, from the standard analysis of a dot product
+// (Higham, 3.1) extended to reduced-precision operands. Each term a*b is formed from
+// operands the hardware may first reduce to the compute type (relative error input_u each:
+// a factor (1 + theta_2), |theta_2| <= gamma(2, input_u)), then k products, their sums and
+// the alpha/beta scaling are rounded in the accumulator (a factor (1 + theta_{k+2}),
+// |theta_{k+2}| <= gamma(k + 2, accumulate_u)). Together:
+//   |C - C_ref| <= [(1 + g2)(1 + gk) - 1] * magnitude + output_u * |C_ref| + floor
+// with g2 = gamma(2, input_u), gk = gamma(k + 2, accumulate_u) and magnitude
+// |alpha| |A||B| + |beta| |C0| from the reference.
+// A rung that sums more than k terms (3xTF32: three products per term) says so with
+// terms_per_k: gk = gamma(terms_per_k * k + 2, accumulate_u).
+struct Tolerance {
+  double input_u;       // operands reduced to the compute type (0: used exactly)
+  double accumulate_u;  // products, sums and scaling (fp32 for every tensor-core type)
+  double output_u;      // unit roundoff of the stored result
+  double terms_per_k = 1;
+  double bound(std::int64_t k, double magnitude, double reference) const;
+};
+
+}  // namespace gemmlab

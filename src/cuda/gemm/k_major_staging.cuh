@@ -1,0 +1,105 @@
+// Operands rewritten K-major for the tf32 tensor cores, which read A and B only with K
+// contiguous: op(X) (rows x k, either orientation, any ld) is copied through a padded
+// shared-memory tile (the seeds' transpose: coalesced reads and coalesced writes, the
+// extra column keeping the column-wise tile accesses free of bank conflicts) into a
+// row-major workspace whose rows start every 16 bytes.
+//
+// With Split (3xTF32), each row holds two segments of `segment` columns: the tf32 part
+// big = rna(x) and the remainder small = x - big (exact in f32). big·big + big·small +
+// small·big then carries about 21 bits of each input's mantissa: float32-level products
+// at tensor-core speed. Columns from k to the segment's end are zeros, so a K loop over
+// whole segments adds nothing.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "cuda/gemm/common.cuh"
+#include "cuda/runtime/check.hpp"
+#include "gemmlab/variant.hpp"
+
+namespace gemmlab::cuda::staging {
+
+constexpr int kTile = 32;      // a 32 x 32 tile per block
+constexpr int kBlockRows = 8;  // 32 x 8 threads, four rows each
+constexpr int kMaxGridY = 65535;
+
+// cvt.rna.tf32.f32 (PTX ISA, cvt): x rounded to the nearest tf32 value, ties away from
+// zero, as a float whose low 13 mantissa bits are zero.
+__device__ __forceinline__ float round_to_tf32(float x) {
+  std::uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return __uint_as_float(r);
+}
+
+// Source: element (r, kk) of op(X) at x[r * ld + kk] (KContiguous) or x[kk * ld + r].
+// Destination: row r at out + r * pitch; with Split, big at column kk, small at segment + kk.
+template <bool KContiguous, bool Split>
+__global__ void __launch_bounds__(kTile * kBlockRows)
+    k_major_kernel(const float* __restrict__ x, long long ld, int rows, int k, float* __restrict__ out,
+                   long long pitch, int segment) {
+  __shared__ float tile[kTile][kTile + 1];  // [row][kk]; the extra column: see above
+  const int k0 = blockIdx.x * kTile;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  for (int r0 = blockIdx.y * kTile; r0 < rows; r0 += gridDim.y * kTile) {
+#pragma unroll
+    for (int j = 0; j < kTile; j += kBlockRows) {
+      if constexpr (KContiguous) {  // a warp reads 32 consecutive kk of one row
+        const int r = r0 + ty + j, kk = k0 + tx;
+        tile[ty + j][tx] = r < rows && kk < k ? x[static_cast<long long>(r) * ld + kk] : 0.0f;
+      } else {  // a warp reads 32 consecutive rows of one kk
+        const int r = r0 + tx, kk = k0 + ty + j;
+        tile[tx][ty + j] = r < rows && kk < k ? x[static_cast<long long>(kk) * ld + r] : 0.0f;
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < kTile; j += kBlockRows) {
+      const int r = r0 + ty + j, kk = k0 + tx;
+      if (r < rows && kk < segment) {  // zeros from k to the segment's end
+        const float v = tile[ty + j][tx];
+        float* row = out + static_cast<long long>(r) * pitch;
+        if constexpr (Split) {
+          const float big = round_to_tf32(v);
+          row[kk] = big;
+          // inf and NaN stay in big; the remainder of a non-finite value is zero, not NaN.
+          row[segment + kk] = isfinite(big) ? v - big : 0.0f;
+        } else {
+          row[kk] = v;
+        }
+      }
+    }
+    __syncthreads();  // the tile is reused by the next rows
+  }
+}
+
+// The layout of one staged operand.
+struct Layout {
+  int segment;         // columns per segment: k rounded up (to 16 bytes, or to the K tile for Split)
+  int segments;        // 1, or 2 with Split
+  long long pitch() const { return static_cast<long long>(segment) * segments; }
+  std::size_t bytes(int rows) const { return static_cast<std::size_t>(rows) * pitch() * sizeof(float); }
+};
+
+// Enqueues the copy of op(X) (rows x k) into `out` with layout `l` on `stream`.
+inline Status stage_k_major(const float* x, long long ld, bool k_contiguous, int rows, int k, bool split,
+                            const Layout& l, float* out, Stream stream) {
+  const dim3 block(kTile, kBlockRows);
+  const dim3 grid(static_cast<unsigned>(ceil_div(l.segment, kTile)),
+                  static_cast<unsigned>(std::min(ceil_div(rows, kTile), kMaxGridY)));
+  const auto s = static_cast<cudaStream_t>(stream);
+  const long long pitch = l.pitch();
+  if (k_contiguous) {
+    if (split) k_major_kernel<true, true><<<grid, block, 0, s>>>(x, ld, rows, k, out, pitch, l.segment);
+    else k_major_kernel<true, false><<<grid, block, 0, s>>>(x, ld, rows, k, out, pitch, l.segment);
+  } else {
+    if (split) k_major_kernel<false, true><<<grid, block, 0, s>>>(x, ld, rows, k, out, pitch, l.segment);
+    else k_major_kernel<false, false><<<grid, block, 0, s>>>(x, ld, rows, k, out, pitch, l.segment);
+  }
+  CUDA_CHECK_LAUNCH("k_major_kernel");
+  return Status::ok();
+}
+
+}  // namespace gemmlab::cuda::staging
