@@ -4,7 +4,7 @@
 // tf32 wgmma reads both operands K-major only: op(A) with K contiguous (row-major A, or
 // column-major A^T) and op(B) with K contiguous (row-major B^T, column-major B) go
 // straight in; an operand of another layout is first rewritten K-major through a padded
-// shared-memory tile (k_major_staging.cuh, about 2 x its bytes of traffic), and one TMA
+// shared-memory tile (operand_staging.cuh, about 2 x its bytes of traffic), and one TMA
 // cannot address is copied into a padded workspace. explain names the copies.
 #include <string>
 

@@ -1,6 +1,6 @@
 // Rung wgmma_3xtf32: float32 A, B and C at float32 accuracy on the TF32 tensor cores.
 // Each operand is split once into a tf32 part and the remainder, big = rna(x) and
-// small = x - big (k_major_staging.cuh, written K-major as [big | small] rows), and the
+// small = x - big (operand_staging.cuh, written K-major as [big | small] rows), and the
 // warp-specialised wgmma_ws pipeline runs three passes over K into the same accumulators:
 // big·small + small·big + big·big. The dropped small·small term is below 2^-22 of each
 // product. The tensor cores' truncating adders would still lose about four bits over a long

@@ -32,7 +32,7 @@
 
 #include "cuda/arch/wgmma.cuh"
 #include "cuda/gemm/common.cuh"
-#include "cuda/gemm/k_major_staging.cuh"
+#include "cuda/gemm/operand_staging.cuh"
 #include "cuda/gemm/kernel_info.hpp"
 #include "cuda/gemm/warp_tile.cuh"
 #include "cuda/runtime/buffer.hpp"
@@ -98,7 +98,7 @@ struct Epilogue {
 };
 
 // The K loop: `segments` passes of `k_tiles` tiles each. One pass is the plain product.
-// Three are 3xTF32 (k_major_staging.cuh): A and B rows hold [big | small] with the small
+// Three are 3xTF32 (operand_staging.cuh): A and B rows hold [big | small] with the small
 // part `split` columns in, and the passes multiply big·small, small·big, big·big (the
 // small terms first, while the sum is small).
 struct KSchedule {
@@ -425,10 +425,10 @@ Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule&
 // ---- what run() does before the kernel -------------------------------------------------
 // An operand TMA can address in the layout the kernel reads goes straight in. Otherwise it
 // is copied into a workspace whose rows start every 16 bytes (seed 001's memory padding):
-//  - padded: rows as they are (cudaMemcpy2DAsync, about 2 x its bytes of traffic), for a
-//    base or row pitch that is not a multiple of 16 bytes;
+//  - padded: rows as they are (about 2 x its bytes of traffic), for a base or row pitch
+//    that is not a multiple of 16 bytes;
 //  - K-major: a tf32 operand whose K is not contiguous, transposed on the way
-//    (k_major_staging.cuh; the tf32 tensor cores have no MN-major form);
+//    (operand_staging.cuh; the tf32 tensor cores have no MN-major form);
 //  - split (3xTF32): every operand, K-major, as [big | small] tf32 parts.
 enum class Copy : std::uint8_t { None, Padded, KMajor, Split };
 
@@ -493,10 +493,8 @@ Status copy_operand(const OperandPlan& o, const TmaMatrix& view, bool k_major, s
                     Stream stream) {
   if (o.copy == Copy::Padded) {
     const std::int64_t pitch = tma_pitch<E>(static_cast<std::int64_t>(view.cols));
-    CUDA_CHECK(cudaMemcpy2DAsync(dst, static_cast<std::size_t>(pitch) * E::kBytes, data,
-                                 static_cast<std::size_t>(ld) * E::kBytes,
-                                 static_cast<std::size_t>(view.cols) * E::kBytes, static_cast<std::size_t>(view.rows),
-                                 cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream)));
+    GEMMLAB_TRY(staging::repitch_rows(data, ld, dst, pitch, static_cast<int>(view.rows), static_cast<int>(view.cols),
+                                      E::kBytes, stream));
     data = dst;
     ld = pitch;
     return Status::ok();

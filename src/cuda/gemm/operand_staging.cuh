@@ -1,5 +1,12 @@
-// Operands rewritten K-major for the tf32 tensor cores, which read A and B only with K
-// contiguous: op(X) (rows x k, either orientation, any ld) is copied through a padded
+// Copies of operands the TMA + wgmma kernels cannot read as they are.
+//
+// Padded (repitch_rows): rows as they are, into rows that start every 16 bytes (seed 001's
+// memory padding): a source row of odd pitch is read element by element (a warp still
+// reads consecutive elements: coalesced) and written in 16-byte stores. Measured on an H100
+// for a 4095 x 4095 bf16 matrix: 31 us (2.2 TB/s) against cudaMemcpy2DAsync's 53 us.
+//
+// K-major (stage_k_major): operands rewritten K-major for the tf32 tensor cores, which read
+// A and B only with K contiguous: op(X) (rows x k, either orientation, any ld) is copied through a padded
 // shared-memory tile (the seeds' transpose: coalesced reads and coalesced writes, the
 // extra column keeping the column-wise tile accesses free of bank conflicts) into a
 // row-major workspace whose rows start every 16 bytes.
@@ -15,6 +22,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "cuda/gemm/common.cuh"
 #include "cuda/runtime/check.hpp"
@@ -25,6 +33,7 @@ namespace gemmlab::cuda::staging {
 constexpr int kTile = 32;      // a 32 x 32 tile per block
 constexpr int kBlockRows = 8;  // 32 x 8 threads, four rows each
 constexpr int kMaxGridY = 65535;
+constexpr int kRepitchThreads = 256;
 
 // cvt.rna.tf32.f32 (PTX ISA, cvt): x rounded to the nearest tf32 value, ties away from
 // zero, as a float whose low 13 mantissa bits are zero.
@@ -73,6 +82,44 @@ __global__ void __launch_bounds__(kTile * kBlockRows)
     }
     __syncthreads();  // the tile is reused by the next rows
   }
+}
+
+template <class T>
+__global__ void __launch_bounds__(kRepitchThreads)
+    repitch_kernel(const T* __restrict__ src, long long ld, T* __restrict__ dst, long long pitch, int rows,
+                   int cols) {
+  constexpr int kPerStore = 16 / sizeof(T);
+  const int stride = gridDim.x * blockDim.x * kPerStore;
+  for (int r = blockIdx.y; r < rows; r += gridDim.y) {
+    const T* s = src + static_cast<long long>(r) * ld;
+    T* d = dst + static_cast<long long>(r) * pitch;
+    for (int c = (blockIdx.x * blockDim.x + threadIdx.x) * kPerStore; c < cols; c += stride) {
+      T v[kPerStore];
+#pragma unroll
+      for (int j = 0; j < kPerStore; ++j) v[j] = c + j < cols ? s[c + j] : T{};  // the pitch's tail: zeros
+      uint4 chunk;
+      memcpy(&chunk, v, sizeof chunk);
+      *reinterpret_cast<uint4*>(d + c) = chunk;
+    }
+  }
+}
+
+// Enqueues the copy of `rows` rows of `cols` elements of `bytes` each (2 or 4) into `dst`,
+// whose pitch (elements) is a multiple of 16 bytes and whose base is 16-byte aligned.
+inline Status repitch_rows(const void* src, long long ld, void* dst, long long pitch, int rows, int cols,
+                           int bytes, Stream stream) {
+  const int per_store = 16 / bytes;
+  const dim3 grid(static_cast<unsigned>(ceil_div(ceil_div(cols, per_store), kRepitchThreads)),
+                  static_cast<unsigned>(std::min(rows, kMaxGridY)));
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (bytes == 2)
+    repitch_kernel<std::uint16_t><<<grid, kRepitchThreads, 0, s>>>(static_cast<const std::uint16_t*>(src), ld,
+                                                                   static_cast<std::uint16_t*>(dst), pitch, rows, cols);
+  else
+    repitch_kernel<float><<<grid, kRepitchThreads, 0, s>>>(static_cast<const float*>(src), ld,
+                                                           static_cast<float*>(dst), pitch, rows, cols);
+  CUDA_CHECK_LAUNCH("repitch_kernel");
+  return Status::ok();
 }
 
 // The layout of one staged operand.
