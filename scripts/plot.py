@@ -9,6 +9,9 @@ result's "dtype", and version 1 files are f32 throughout).
   scripts/plot.py readme README.md NAME RESULTS.json [--sizes ...]
       Replaces the text between <!-- NAME:begin --> and <!-- NAME:end --> in README.md
       with that table, so README figures always come from committed results.
+  scripts/plot.py merge OUT.json RESULTS.json [MORE.json ...]
+      One file holding several runs ({"runs": [...]}, each run as gemmlab wrote it);
+      every command above reads it like the files it came from.
 """
 import argparse
 import json
@@ -23,13 +26,14 @@ def load(paths):
     for path in paths:
         with open(path) as f:
             doc = json.load(f)
-        if doc.get("schema_version") not in SCHEMA_VERSIONS:
-            sys.exit(f"{path}: unsupported schema_version {doc.get('schema_version')}")
-        docs.append(doc)
-        for r in doc["results"]:
-            r.setdefault("dtype", "f32")
-            if r.get("status") == "ok" and "gflops" in r and r["m"] == r["n"] == r["k"]:
-                records.append(r)
+        for run in doc.get("runs", [doc]):
+            if run.get("schema_version") not in SCHEMA_VERSIONS:
+                sys.exit(f"{path}: unsupported schema_version {run.get('schema_version')}")
+            docs.append(run)
+            for r in run["results"]:
+                r.setdefault("dtype", "f32")
+                if r.get("status") == "ok" and "gflops" in r and r["m"] == r["n"] == r["k"]:
+                    records.append(r)
     return docs, records
 
 
@@ -126,6 +130,17 @@ def cmd_readme(args):
     print(f"updated {args.name} in {args.readme}")
 
 
+def cmd_merge(args):
+    runs = []
+    for path in args.results:
+        with open(path) as f:
+            doc = json.load(f)
+        runs.extend(doc.get("runs", [doc]))
+    with open(args.out, "w") as f:
+        json.dump({"runs": runs, "merged_from": args.results}, f, indent=1)
+    print(f"wrote {args.out}: {len(runs)} runs")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
@@ -144,6 +159,10 @@ def main():
     r.add_argument("results")
     r.add_argument("--sizes")
     r.set_defaults(func=cmd_readme)
+    m = sub.add_parser("merge")
+    m.add_argument("out")
+    m.add_argument("results", nargs="+")
+    m.set_defaults(func=cmd_merge)
     args = p.parse_args()
     args.func(args)
 

@@ -28,6 +28,7 @@
 #include <cuda/ptx>
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "cuda/arch/wgmma.cuh"
@@ -567,8 +568,15 @@ inline const char* describe_copy(Copy c) {
   return "";
 }
 
-// " after a padded copy of A", ...: what explain appends to the kernel's name.
+// " after a padded copy of A (67.1 MB moved)", ...: what explain appends to the kernel's
+// name: which copies run before it and their traffic (each copy reads its source and writes
+// the workspace; a split reads half what it writes).
 inline std::string describe_copies(const Plan& plan) {
+  const auto moved = [](const OperandPlan& o) {
+    if (o.copy == Copy::None) return 0.0;
+    return static_cast<double>(o.bytes) * (o.copy == Copy::Split ? 1.5 : 2.0);
+  };
+  const double bytes = moved(plan.a) + moved(plan.b);
   std::string copies;
   if (plan.a.copy != Copy::None && plan.a.copy == plan.b.copy)
     copies = std::string(" after ") + describe_copy(plan.a.copy) + " of A and B";
@@ -577,6 +585,11 @@ inline std::string describe_copies(const Plan& plan) {
     if (plan.a.copy != Copy::None) copies += std::string(describe_copy(plan.a.copy)) + " of A";
     if (plan.a.copy != Copy::None && plan.b.copy != Copy::None) copies += " and ";
     if (plan.b.copy != Copy::None) copies += std::string(describe_copy(plan.b.copy)) + " of B";
+  }
+  if (bytes > 0) {
+    char text[48];
+    std::snprintf(text, sizeof text, " (%.1f MB moved)", bytes / 1e6);
+    copies += text;
   }
   return copies;
 }
