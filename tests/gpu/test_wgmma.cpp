@@ -22,6 +22,7 @@
 
 #include "core/random.hpp"
 #include "bench/harness.hpp"
+#include "core/element.hpp"
 #include "core/executor.hpp"
 #include "core/reference.hpp"
 #include "core/verify.hpp"
@@ -43,14 +44,6 @@ bool hopper_present() {
 
 #define REQUIRE_HOPPER() \
   if (!hopper_present()) GTEST_SKIP() << "no sm_90 CUDA device on this machine (or no CUDA in this build)"
-
-// float -> bf16 bits, round to nearest even (inputs are finite here).
-std::uint16_t to_bf16(float x) {
-  std::uint32_t u;
-  std::memcpy(&u, &x, 4);
-  u += 0x7FFFu + ((u >> 16) & 1u);
-  return static_cast<std::uint16_t>(u >> 16);
-}
 
 struct DeviceArray {
   void* p = nullptr;
@@ -104,21 +97,17 @@ bool check_case(const Variant& variant, const Case& c, std::uint64_t seed, bool 
 
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  // Inputs in their storage type: bf16 bits, or float32 (which tf32 math truncates).
-  const std::size_t bytes = storage_bytes(in);
-  std::vector<unsigned char> a(static_cast<std::size_t>(host.a.span_elements()) * bytes),
-      b(static_cast<std::size_t>(host.b.span_elements()) * bytes);
+  // Inputs in their storage type (bf16, f16, or float32, which tf32 math reduces).
+  const auto random_operand = [&](const Matrix& x) {
+    std::vector<float> values(static_cast<std::size_t>(x.span_elements()));
+    for (float& v : values) v = round_to_storage(dist(rng), x.dtype);
+    const std::vector<std::byte> bytes = encode(values, x.dtype);
+    std::vector<unsigned char> out(bytes.size());
+    std::memcpy(out.data(), bytes.data(), bytes.size());
+    return out;
+  };
+  std::vector<unsigned char> a = random_operand(host.a), b = random_operand(host.b);
   std::vector<float> c0(static_cast<std::size_t>(host.c.span_elements()));
-  for (std::vector<unsigned char>* x : {&a, &b})
-    for (std::size_t i = 0; i < x->size(); i += bytes) {
-      const float v = dist(rng);
-      if (in == DType::BF16) {
-        const std::uint16_t h = to_bf16(v);
-        std::memcpy(x->data() + i, &h, 2);
-      } else {
-        std::memcpy(x->data() + i, &v, 4);
-      }
-    }
   // beta = 0: C holds NaN, which must neither leak nor survive.
   for (auto& x : c0) x = c.beta == 0.0 ? std::numeric_limits<float>::quiet_NaN() : dist(rng);
   host.a.data = a.data();
@@ -189,13 +178,15 @@ const std::vector<std::int64_t> kShapes[] = {
     {130, 250, 321}, {64, 600, 577},  // K from one stage to many times round the ring
 };
 
-// The two bf16 wgmma rungs: the plain pipeline and the warp-specialised one.
-std::vector<Variant> bf16_rungs() { return {cuda::wgmma_bf16_variant(), cuda::wgmma_ws_bf16_variant()}; }
+// The 2-byte wgmma rungs: the plain bf16 pipeline and the warp-specialised one for bf16 and f16.
+std::vector<Variant> two_byte_rungs() {
+  return {cuda::wgmma_bf16_variant(), cuda::wgmma_ws_variant(DType::BF16), cuda::wgmma_ws_variant(DType::F16)};
+}
 
 TEST(Wgmma, Bf16EveryShapeTranspositionAndLayout) {
   REQUIRE_HOPPER();
   std::uint64_t seed = fresh_seed();
-  for (const Variant& v : bf16_rungs())
+  for (const Variant& v : two_byte_rungs())
     for (Layout layout : {Layout::RowMajor, Layout::ColMajor})
       for (Op op_a : {Op::N, Op::T})
         for (Op op_b : {Op::N, Op::T})
@@ -205,7 +196,7 @@ TEST(Wgmma, Bf16EveryShapeTranspositionAndLayout) {
 TEST(Wgmma, Bf16AlphaBetaAndPaddedLd) {
   REQUIRE_HOPPER();
   std::uint64_t seed = fresh_seed();
-  for (const Variant& v : bf16_rungs())
+  for (const Variant& v : two_byte_rungs())
     for (Op op_a : {Op::N, Op::T})
       for (Op op_b : {Op::N, Op::T}) {
         check_case(v, {200, 300, 129, op_a, op_b, Layout::RowMajor, -1.5, 0.5, 8}, seed++);
@@ -216,7 +207,7 @@ TEST(Wgmma, Bf16AlphaBetaAndPaddedLd) {
 
 TEST(Wgmma, Bf16LargeAgainstTheReference) {
   REQUIRE_HOPPER();
-  for (const Variant& v : bf16_rungs()) {
+  for (const Variant& v : two_byte_rungs()) {
     check_case(v, {1024, 1536, 2048, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}, fresh_seed());
     check_case(v, {1000, 1000, 1000, Op::T, Op::N, Layout::RowMajor, 1.0, 1.0, 0}, fresh_seed());
   }
@@ -226,10 +217,10 @@ TEST(Wgmma, Bf16LargeAgainstTheReference) {
 // into a padded workspace first: still correct, and explain names the copy with the kernel.
 TEST(Wgmma, OperandsTmaCannotAddressArePadded) {
   REQUIRE_HOPPER();
-  const Variant v = cuda::wgmma_ws_bf16_variant();
+  const Variant v = cuda::wgmma_ws_variant(DType::BF16);
   const Variant t = cuda::wgmma_ws_tf32_variant();
   std::uint64_t seed = fresh_seed();
-  for (const Variant& b : bf16_rungs()) {
+  for (const Variant& b : two_byte_rungs()) {
     for (Op op_a : {Op::N, Op::T})
       for (Op op_b : {Op::N, Op::T}) check_case(b, {67, 45, 33, op_a, op_b, Layout::RowMajor, 1.0, 0.5, 3}, seed++);
     check_case(b, {300, 257, 129, Op::N, Op::N, Layout::ColMajor, -1.0, 0.0, 1}, seed++);
@@ -270,7 +261,7 @@ TEST(Wgmma, RungsRefuseOtherPrecisions) {
   p.a = shaped(8, 8, Layout::RowMajor, DType::F16, 0);
   p.b = p.a;
   p.c = shaped(8, 8, Layout::RowMajor, DType::F32, 0);
-  for (const Variant& v : {cuda::wgmma_bf16_variant(), cuda::wgmma_ws_bf16_variant(), cuda::wgmma_ws_tf32_variant(),
+  for (const Variant& v : {cuda::wgmma_bf16_variant(), cuda::wgmma_ws_variant(DType::BF16), cuda::wgmma_ws_tf32_variant(),
                            cuda::wgmma_3xtf32_variant()}) {
     const Status s = v.can_implement(p);
     EXPECT_EQ(s.code(), StatusCode::NotSupported) << v.name << ": " << s.describe();

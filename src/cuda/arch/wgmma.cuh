@@ -116,6 +116,17 @@ __device__ __forceinline__ void wgmma_m64n256k16_bf16(float (&d)[128], std::uint
       : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(MnMajorA), "n"(MnMajorB));
 }
 
+// The same with f16 A and B (m64n256k16.f32.f16.f16).
+template <int MnMajorA, int MnMajorB>
+__device__ __forceinline__ void wgmma_m64n256k16_f16(float (&d)[128], std::uint64_t desc_a, std::uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
+      GEMMLAB_WGMMA_ACC128_TEXT ", %128, %129, p, 1, 1, %131, %132;\n}\n"
+      : GEMMLAB_WGMMA_ACC128_OPERANDS(d)
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(MnMajorA), "n"(MnMajorB));
+}
+
 // wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32: d (64 x 256, f32, 128 registers per
 // thread) += A (64 x 8, shared memory) * B (8 x 256, shared memory); scale_d = 0 overwrites d.
 // Both operands K-major (tf32 has no transposed form).

@@ -28,9 +28,10 @@ const std::vector<Variant>& registry() {
       // Tensor cores: each --dtype runs its own rungs against its own anchor.
       mma_sync_variant(DType::BF16),
       wgmma_bf16_variant(),
-      wgmma_ws_bf16_variant(),
+      wgmma_ws_variant(DType::BF16),
       cublas_gemm_ex_variant(DType::BF16),
       mma_sync_variant(DType::F16),
+      wgmma_ws_variant(DType::F16),
       cublas_gemm_ex_variant(DType::F16),
       wgmma_ws_tf32_variant(),
       cublas_gemm_ex_variant(DType::TF32),

@@ -16,7 +16,8 @@ Variant vectorized_variant();                 // 08_vectorized.cu
 Variant warptile_variant();                   // 09_warptile.cu
 Variant pipelined_variant();                  // 10_pipelined.cu
 Variant wgmma_bf16_variant();                 // 12_wgmma_bf16.cu
-Variant wgmma_ws_bf16_variant();              // 13_wgmma_ws_bf16.cu
+// The warp-specialised wgmma rung for DType::BF16 or F16 inputs (f32 sums and C).
+Variant wgmma_ws_variant(DType input);        // 13_wgmma_ws.cu
 Variant wgmma_ws_tf32_variant();              // 14_wgmma_ws_tf32.cu
 Variant wgmma_3xtf32_variant();               // 15_wgmma_3xtf32.cu: f32 accuracy, in the f32 ladder
 Variant cublas_sgemm_variant();               // cublas.cpp: the f32 anchor

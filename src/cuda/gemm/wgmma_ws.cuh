@@ -1,4 +1,4 @@
-// The warp-specialised TMA + wgmma kernel shared by the wgmma_ws_* rungs (13_wgmma_ws_bf16.cu,
+// The warp-specialised TMA + wgmma kernel shared by the wgmma_ws_* rungs (13_wgmma_ws.cu,
 // 14_wgmma_ws_tf32.cu), templated on the element type of A and B.
 //
 // The seeds' lesson — move each tile once into fast memory, reuse it many times — at the
@@ -53,6 +53,15 @@ struct Bf16Operand {
   template <int MnMajorA, int MnMajorB>
   __device__ static void mma(float (&d)[128], std::uint64_t a, std::uint64_t b, int scale_d) {
     arch::wgmma_m64n256k16_bf16<MnMajorA, MnMajorB>(d, a, b, scale_d);
+  }
+};
+struct F16Operand {
+  static constexpr int kBytes = 2, kMmaK = 16;
+  static constexpr TmaElement kTma = TmaElement::F16;
+  static constexpr bool kMnMajor = true;
+  template <int MnMajorA, int MnMajorB>
+  __device__ static void mma(float (&d)[128], std::uint64_t a, std::uint64_t b, int scale_d) {
+    arch::wgmma_m64n256k16_f16<MnMajorA, MnMajorB>(d, a, b, scale_d);
   }
 };
 struct Tf32Operand {  // float32 in memory; the tensor cores use its top 19 bits
