@@ -62,6 +62,9 @@ struct Variant {
   Config config;
   bool anchor = false;     // a vendor library every other rung is compared with
   int threads = 1;         // CPU: threads it uses (0 = all cores); CUDA: unused
+  // Runs on the tensor cores: the FP32 FMA rate, explain's measured compute ceiling, does
+  // not bound it (even with f32 data and accuracy, as 3xTF32).
+  bool tensor_cores = false;
   // The error bound its results are verified against, where its arithmetic is not what its
   // types say (3xTF32: f32 data and result, operands carried in two tf32 parts). Absent:
   // tolerance_for(input, compute, output).

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "cpu/rungs.hpp"
+#include "gemmlab/registry.hpp"
 #include "cpu/thread_pool.hpp"
 
 namespace gemmlab::bench {
@@ -117,8 +118,10 @@ Status explain(const Options& options, Executor& executor, ExplainContext& conte
       if (r.timed && e.cpu->peak->gflops > 0) e.cpu->fraction_of_peak = r.gflops / e.cpu->peak->gflops;
     }
     // The measured compute ceiling is the FP32 FMA rate: a bound for the SIMT ladder only.
-    // Tensor-core dtypes get no roofline until a tensor-core ceiling is measured.
-    if (on_cuda && context.have_ceilings && r.dtype == to_string(DType::F32)) {
+    // Tensor-core rungs get no roofline until a tensor-core ceiling is measured.
+    const Variant* variant = find_variant(executor.backend(), r.variant);
+    const bool simt = variant != nullptr && !variant->tensor_cores;
+    if (on_cuda && context.have_ceilings && r.dtype == to_string(DType::F32) && simt) {
       e.roofline = roofline(r.model, context.ceilings.memcpy_gbs, context.ceilings.fma_gflops);
       if (r.timed && r.timing.median_ms > 0) {
         e.fraction_of_bound = e.roofline->bound_ms / r.timing.median_ms;

@@ -366,9 +366,9 @@ std::string format_explain_table(const std::vector<Explanation>& list, const Exp
                          rl.bound_ms, rl.compute_ms, rl.memory_ms, rl.memory_bound ? "memory" : "compute", rl.ridge);
       out += fmt::format("  seed 003 bound             {:.4f} ms: every load from DRAM, CGMA x BW / 4 = {:.2f} TFLOP/s\n",
                          rl.seed_ms, rl.seed_gflops * 1e-3);
-    } else if (r.backend == "cuda" && r.dtype != "f32") {
-      out += fmt::format("bounds\n  n/a for {}: the measured compute ceiling is the FP32 FMA rate, not the tensor cores'\n",
-                         r.dtype);
+    } else if (r.backend == "cuda") {
+      out += "bounds\n  n/a on the tensor cores: the measured compute ceiling is the FP32 FMA rate, not the tensor "
+             "cores'\n";
     }
     if (e.kernel) {
       const KernelReport& k = *e.kernel;

@@ -263,6 +263,7 @@ TEST(Wgmma, RungsRefuseOtherPrecisions) {
   p.c = shaped(8, 8, Layout::RowMajor, DType::F32, 0);
   for (const Variant& v : {cuda::wgmma_bf16_variant(), cuda::wgmma_ws_variant(DType::BF16), cuda::wgmma_ws_tf32_variant(),
                            cuda::wgmma_3xtf32_variant()}) {
+    EXPECT_TRUE(v.tensor_cores) << v.name << ": explain must not bound it by the FP32 FMA rate";
     const Status s = v.can_implement(p);
     EXPECT_EQ(s.code(), StatusCode::NotSupported) << v.name << ": " << s.describe();
     EXPECT_NE(s.message().find(v.name), std::string::npos) << s.describe();

@@ -413,6 +413,7 @@ Variant make_variant(DType input, const char* name) {
   Variant v;
   v.name = name;
   v.backend = Backend::Cuda;
+  v.tensor_cores = true;
   v.input = precision.input;
   v.compute = precision.compute;
   v.output = precision.output;

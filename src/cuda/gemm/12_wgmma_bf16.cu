@@ -227,6 +227,7 @@ Variant wgmma_bf16_variant() {
   Variant v;
   v.name = kRung;
   v.backend = Backend::Cuda;
+  v.tensor_cores = true;
   v.input = DType::BF16;
   v.compute = DType::F32;  // exact bf16 products, f32 sums: precision_for(bf16)
   v.output = DType::F32;

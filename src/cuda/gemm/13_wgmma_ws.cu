@@ -25,6 +25,7 @@ Variant make_variant(DType input, const char* rung, const char* kernel) {
   Variant v;
   v.name = rung;
   v.backend = Backend::Cuda;
+  v.tensor_cores = true;
   v.input = input;
   v.compute = DType::F32;  // exact 2-byte products, f32 sums: precision_for(input)
   v.output = DType::F32;

@@ -33,6 +33,7 @@ Variant wgmma_ws_tf32_variant() {
   Variant v;
   v.name = kRung;
   v.backend = Backend::Cuda;
+  v.tensor_cores = true;
   v.input = DType::F32;
   v.compute = DType::TF32;
   v.output = DType::F32;

@@ -47,6 +47,7 @@ Variant wgmma_3xtf32_variant() {
   Variant v;
   v.name = kRung;
   v.backend = Backend::Cuda;
+  v.tensor_cores = true;
   v.input = DType::F32;
   v.compute = DType::F32;
   v.output = DType::F32;

@@ -112,6 +112,7 @@ Variant cublas_gemm_ex_variant(DType dtype) {
   Variant v;
   v.name = "cublas_" + std::string(to_string(dtype));
   v.backend = Backend::Cuda;
+  v.tensor_cores = true;
   v.input = precision.input;
   v.compute = precision.compute;
   v.output = precision.output;
