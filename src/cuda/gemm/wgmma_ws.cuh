@@ -187,15 +187,17 @@ __device__ __forceinline__ void store_pair(const Epilogue& e, int row, int col, 
 // long K costs f32 sums about four bits (measured at 8192^3: 1.9e-5 relative error against
 // cuBLAS SGEMM's 1.6e-6). So in the big·big pass every two stages' products are summed by
 // the tensor cores into a short partial sum, 64 of K deep, that the threads then add into
-// the accumulators with round-to-nearest (measured: 2.8e-7). Registers allow a partial of
-// half the tile's columns, so the stages run as two m64n128 halves, each waited for; the
-// other consumer warpgroup's MMAs fill the tensor cores meanwhile, not fully. Measured at
-// 8192^3 on an H100 (TFLOP/s): 133.6 unpromoted; 97.7 promoting every pass stage by stage;
-// 102.7 every pass two stages at a time; 114.5 the last pass only (this kernel), although
-// ptxas then serialises the wgmma of the whole kernel (C7515: the adds define registers
-// the small passes' wgmma accumulate into).
+// separate registers, `sums`, with round-to-nearest (measured: 2.8e-7). Registers allow a
+// partial of half the tile's columns, so the stages run as two m64n128 halves, each waited
+// for; the other consumer warpgroup's MMAs fill the tensor cores meanwhile, not fully.
+// `sums` takes over from the wgmma accumulators after the small passes: adds into registers
+// a wgmma accumulates into make ptxas serialise every wgmma of the kernel (C7515). Measured
+// at 8192^3 on an H100 (TFLOP/s): 133.6 unpromoted; 97.7 promoting every pass stage by
+// stage; 102.7 every pass two stages at a time; 114.5 the last pass only, adding into the
+// accumulators (serialised); 113.5 the same with the small passes' groups waited for (not
+// serialised); 119.7 the last pass only into `sums` (this kernel).
 template <class E, bool TransA, bool TransB>
-__device__ __forceinline__ void promoted_stages(float (&acc)[128], const unsigned char* s0, const unsigned char* s1,
+__device__ __forceinline__ void promoted_stages(float (&sums)[128], const unsigned char* s0, const unsigned char* s1,
                                                 bool two, int warpgroup) {
   static_assert(!TransA && TransB && E::kMmaK == 8, "promoted sums: tf32, both operands K-major");
   constexpr int kHalfBBytes = kBN / 2 * kRowBytes;  // 128 K-major rows of B
@@ -220,7 +222,7 @@ __device__ __forceinline__ void promoted_stages(float (&acc)[128], const unsigne
 #pragma unroll
     for (int i = 0; i < 64; ++i) {
       arch::fence_accumulator(part[i]);
-      acc[h * 64 + i] += part[i];  // m64n128 register i is m64n256 register 64h + i
+      sums[h * 64 + i] += part[i];  // m64n128 register i is m64n256 register 64h + i
     }
   }
 }
@@ -289,6 +291,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     int tm, tn;
     grouped_tile<kGroupM>(tile, tiles_m, tiles_n, tm, tn);
     int previous = -1;
+    if constexpr (Promote) {
+      // The last tile's sums are dead: without this, the first wgmma's runtime scale_d keeps
+      // them live through the promoted pass, beside `sums` (spills).
+#pragma unroll
+      for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+    }
     const auto next_stage = [&] {
       if (++stage == kStages) {
         stage = 0;
@@ -320,7 +328,21 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int i = 0; i < 128; ++i) arch::fence_accumulator(acc[i]);
     if (previous >= 0 && lane == 0) ptx::mbarrier_arrive(&empty[previous]);
+    // Accumulator fragment of m64nN: register 4j + {0,1} holds row lane/4 and columns
+    // 8j + 2(lane%4) + {0,1} of this warp's 16 rows; 4j + {2,3} the same columns 8 rows down.
+    const int row0 = tm * kBM + warpgroup * 64 + warp * 16 + lane / 4;
+    const int col0 = tn * kBN + 2 * (lane % 4);
+    const auto store = [&](const float (&r)[128]) {
+#pragma unroll
+      for (int j = 0; j < kBN / 8; ++j) {
+        store_pair(e, row0, col0 + 8 * j, r[4 * j], r[4 * j + 1]);
+        store_pair(e, row0 + 8, col0 + 8 * j, r[4 * j + 2], r[4 * j + 3]);
+      }
+    };
     if constexpr (Promote) {
+      float sums[128];  // registers no wgmma accumulates into: the adds below define them
+#pragma unroll
+      for (int i = 0; i < 128; ++i) sums[i] = acc[i];
       // Two stages per partial sum (64 of K): half the waits.
       for (int kt = promote_from; kt < k_tiles; kt += 2) {
         while (!ptx::mbarrier_try_wait_parity(&full[stage], phase)) {
@@ -334,21 +356,15 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
           next_stage();
         }
-        promoted_stages<E, TransA, TransB>(acc, ring + s0 * kStageBytes, ring + s1 * kStageBytes, two, warpgroup);
+        promoted_stages<E, TransA, TransB>(sums, ring + s0 * kStageBytes, ring + s1 * kStageBytes, two, warpgroup);
         if (lane == 0) {  // both halves are done with them
           ptx::mbarrier_arrive(&empty[s0]);
           if (two) ptx::mbarrier_arrive(&empty[s1]);
         }
       }
-    }
-    // Accumulator fragment of m64nN: register 4j + {0,1} holds row lane/4 and columns
-    // 8j + 2(lane%4) + {0,1} of this warp's 16 rows; 4j + {2,3} the same columns 8 rows down.
-    const int row0 = tm * kBM + warpgroup * 64 + warp * 16 + lane / 4;
-    const int col0 = tn * kBN + 2 * (lane % 4);
-#pragma unroll
-    for (int j = 0; j < kBN / 8; ++j) {
-      store_pair(e, row0, col0 + 8 * j, acc[4 * j], acc[4 * j + 1]);
-      store_pair(e, row0 + 8, col0 + 8 * j, acc[4 * j + 2], acc[4 * j + 3]);
+      store(sums);
+    } else {
+      store(acc);
     }
   }
 }
