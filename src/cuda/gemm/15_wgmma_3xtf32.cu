@@ -4,8 +4,8 @@
 // warp-specialised wgmma_ws pipeline runs three passes over K into the same accumulators:
 // big·small + small·big + big·big. The dropped small·small term is below 2^-22 of each
 // product. The tensor cores' truncating adders would still lose about four bits over a long
-// K, so the sums are promoted: each stage's 32-deep partial sum is added into the
-// accumulators in f32 with round-to-nearest (wgmma_ws.cuh, promoted_stage). The result
+// K, so the last pass is promoted: each 64-deep partial sum is added into f32 registers
+// with round-to-nearest (wgmma_ws.cuh, promoted_stages). The result
 // carries about as many bits as an f32 FMA chain, at three times the tensor-core work of
 // plain TF32 plus one pass over A and B.
 #include <limits>
