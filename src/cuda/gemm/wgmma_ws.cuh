@@ -544,7 +544,12 @@ struct Workspace {
   Status reserve(std::size_t bytes) {
     if (bytes <= memory.bytes()) return Status::ok();
     memory = DeviceMemory{};  // free the old block before taking the larger one
-    return DeviceMemory::allocate(bytes, memory);
+    const Status s = DeviceMemory::allocate(bytes, memory);
+    if (s.is_ok()) return s;
+    char size[64];
+    std::snprintf(size, sizeof size, "%.1f MB", static_cast<double>(bytes) / 1e6);
+    return {s.code(), std::string("wgmma: the workspace for the operand copies (") + size + ") could not be allocated: " +
+                          s.message()};
   }
 };
 
