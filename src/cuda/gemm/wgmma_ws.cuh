@@ -15,6 +15,9 @@
 // each). The epilogue applies alpha and beta from registers while the producer already
 // loads the next tile.
 //
+// The same kernel runs 3xTF32 (15_wgmma_3xtf32.cu): three K passes over split operands
+// (KSchedule), the last one promoted to f32 sums (promoted_stages).
+//
 // Any shape: TMA zero-fills what lies outside A and B (ragged M, N and K cost nothing
 // extra), stores are predicated. An operand whose K is contiguous is read K-major; for
 // 16-bit types, other operands are loaded as 64-wide MN chunks and read MN-major (the
@@ -292,8 +295,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     grouped_tile<kGroupM>(tile, tiles_m, tiles_n, tm, tn);
     int previous = -1;
     if constexpr (Promote) {
-      // The last tile's sums are dead: without this, the first wgmma's runtime scale_d keeps
-      // them live through the promoted pass, beside `sums` (spills).
+      // The previous tile's accumulators are dead: without this, the first wgmma's runtime
+      // scale_d keeps them live through the promoted pass, beside `sums` (spills).
 #pragma unroll
       for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
     }
