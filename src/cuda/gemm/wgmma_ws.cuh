@@ -21,8 +21,8 @@
 // Any shape: TMA zero-fills what lies outside A and B (ragged M, N and K cost nothing
 // extra), stores are predicated. An operand whose K is contiguous is read K-major; for
 // 16-bit types, other operands are loaded as 64-wide MN chunks and read MN-major (the
-// transposition bits of wgmma). TMA needs 16-byte aligned bases and row pitches; what a
-// rung cannot take, can_implement refuses with the reason.
+// transposition bits of wgmma). TMA needs 16-byte aligned bases and row pitches, and tf32
+// K-major operands: other operands are copied first ("what run() does before the kernel").
 #pragma once
 
 #include <cuda.h>
