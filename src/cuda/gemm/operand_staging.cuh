@@ -123,7 +123,7 @@ inline Status repitch_rows(const void* src, long long ld, void* dst, long long p
 }
 
 // The layout of one staged operand.
-struct Layout {
+struct StagedLayout {
   int segment;         // columns per segment: k rounded up (to 16 bytes, or to the K tile for Split)
   int segments;        // 1, or 2 with Split
   long long pitch() const { return static_cast<long long>(segment) * segments; }
@@ -132,7 +132,7 @@ struct Layout {
 
 // Enqueues the copy of op(X) (rows x k) into `out` with layout `l` on `stream`.
 inline Status stage_k_major(const float* x, long long ld, bool k_contiguous, int rows, int k, bool split,
-                            const Layout& l, float* out, Stream stream) {
+                            const StagedLayout& l, float* out, Stream stream) {
   const dim3 block(kTile, kBlockRows);
   const dim3 grid(static_cast<unsigned>(ceil_div(l.segment, kTile)),
                   static_cast<unsigned>(std::min(ceil_div(rows, kTile), kMaxGridY)));

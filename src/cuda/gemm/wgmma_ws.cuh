@@ -480,7 +480,7 @@ inline std::size_t aligned(std::size_t bytes) {
 
 struct OperandPlan {
   Copy copy = Copy::None;
-  staging::Layout layout{};  // of a K-major or split copy
+  staging::StagedLayout layout{};  // of a K-major or split copy
   std::size_t bytes = 0;     // of its workspace, a multiple of kWorkspaceAlignment
 };
 
