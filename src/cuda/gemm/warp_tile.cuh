@@ -72,17 +72,30 @@ struct WarpTileMma {
           *reinterpret_cast<const float4*>(sB + LayoutB::offset(k, col_base + p * Cfg::kPieceStrideN));
   }
 
+  // One k step's operands: a thread's column of op(A) and row of op(B).
+  struct Fragments {
+    float a[Cfg::TM];  // (TM) of op(A)(:, k)
+    float b[Cfg::TN];  // (TN) of op(B)(k, :)
+  };
+  __device__ __forceinline__ void load(const float* sA, const float* sB, int k, Fragments& f) const {
+    load_a(sA, k, f.a);
+    load_b(sB, k, f.b);
+  }
+  // acc += a b^T: the TM x TN outer product of one k step.
+  __device__ __forceinline__ void fma(const Fragments& f) {
+#pragma unroll
+    for (int i = 0; i < Cfg::TM; ++i)
+#pragma unroll
+      for (int j = 0; j < Cfg::TN; ++j) acc[i][j] = fmaf(f.a[i], f.b[j], acc[i][j]);
+  }
+
   // All BK steps of one stage: outer products of fragments held in registers.
   __device__ __forceinline__ void compute(const float* sA, const float* sB) {
 #pragma unroll
     for (int k = 0; k < Cfg::BK; ++k) {
-      float a[Cfg::TM], b[Cfg::TN];
-      load_a(sA, k, a);
-      load_b(sB, k, b);
-#pragma unroll
-      for (int i = 0; i < Cfg::TM; ++i)
-#pragma unroll
-        for (int j = 0; j < Cfg::TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+      Fragments f;
+      load(sA, sB, k, f);
+      fma(f);
     }
   }
 
