@@ -275,7 +275,8 @@ void check_every_configuration(Executor& ex, const ConfigTable& table) {
 TEST(CudaLadder, EveryPipelinedConfiguration) {
   REQUIRE_CUDA(ex);
   check_every_configuration(*ex, {"GEMMLAB_PIPELINED_CONFIG", "pipelined", DType::F32,
-                                  {"256x128", "128x128k8", "128x64", "64x64"}, {300, 260, 68}, {301, 259, 67}, 4});
+                                  {"256x128", "128x128k8", "128x64", "64x64", "256x128fa", "256x128k8fa", "128x128k8fa"},
+                                  {300, 260, 68}, {301, 259, 67}, 4});
 }
 
 // src/cuda/gemm/11_mma_sync.cu's kChoices; 2-byte elements: pad 8 on a multiple of 8, so

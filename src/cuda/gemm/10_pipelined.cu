@@ -54,6 +54,19 @@ struct OperandPipe {
   }
 };
 
+// How a block walks k through a stage. PerStage: a barrier, then each k step loads its
+// fragments and multiplies (the compiler decides how far ahead the loads go; at 255
+// registers it issues them just before their FFMAs). FragmentsAhead: fragments
+// double-buffered in registers, step k + 1's loads issued before step k's FFMAs, and the
+// barrier inside a tile's last step.
+enum class Schedule { PerStage, FragmentsAhead };
+
+// A warp-tile configuration (warp_tile.cuh) and the schedule of its main loop.
+template <class Tile, Schedule S>
+struct PipelinedConfig : Tile {
+  static constexpr Schedule kSchedule = S;
+};
+
 template <class Cfg, bool TransA, bool TransB, bool Vec>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     pipelined_kernel(GemmArgs g, bool vec_c, int tiles_m, int tiles_n) {
@@ -92,19 +105,63 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     }
     arch::cp_async_commit();
   }
-  WarpTileMma<Cfg, typename L::A, typename L::B> mma;
+  using Mma = WarpTileMma<Cfg, typename L::A, typename L::B>;
+  Mma mma;
   mma.init(tid);
-  for (int kt = 0; kt < k_tiles; ++kt) {
+  const auto stage_a = [&](int kt) { return sA + (kt % Cfg::kStages) * L::kStageA; };
+  const auto stage_b = [&](int kt) { return sB + (kt % Cfg::kStages) * L::kStageB; };
+  if constexpr (Cfg::kSchedule == Schedule::PerStage) {
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      arch::cp_async_wait<Cfg::kStages - 2>();
+      // Tile kt is complete and visible; every thread is done with the stage computed in
+      // the previous iteration, which tile kt + kStages - 1 now overwrites.
+      __syncthreads();
+      const bool more = kt + Cfg::kStages - 1 < k_tiles;
+      if (more) fetch(kt + Cfg::kStages - 1);
+      arch::cp_async_commit();
+      mma.compute(stage_a(kt), stage_b(kt));
+      // Staged operands: their loads had the whole computation to arrive.
+      if (more) deposit(kt + Cfg::kStages - 1);
+    }
+  } else if (k_tiles > 0) {
+    // FragmentsAhead: step k's FFMAs run while step k + 1's fragments load, so no step
+    // waits on shared memory. The barrier sits in a tile's last step, before the first
+    // fragments of the next tile load; those, and the barrier, overlap that last step.
+    static_assert(Cfg::BK % 2 == 0, "the two fragment buffers alternate within a tile");
+    typename Mma::Fragments frag[2];  // [k % 2]
     arch::cp_async_wait<Cfg::kStages - 2>();
-    // Tile kt is complete and visible; every thread is done with the stage computed in
-    // the previous iteration, which tile kt + kStages - 1 now overwrites.
     __syncthreads();
-    const bool more = kt + Cfg::kStages - 1 < k_tiles;
-    if (more) fetch(kt + Cfg::kStages - 1);
-    arch::cp_async_commit();
-    mma.compute(sA + (kt % Cfg::kStages) * L::kStageA, sB + (kt % Cfg::kStages) * L::kStageB);
-    // Staged operands: their loads had the whole computation to arrive.
-    if (more) deposit(kt + Cfg::kStages - 1);
+    mma.load(stage_a(0), stage_b(0), 0, frag[0]);
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      // The stage tile kt + kStages - 1 overwrites held tile kt - 1, whose last fragments
+      // were read before the previous barrier.
+      const bool more = kt + Cfg::kStages - 1 < k_tiles;
+      if (more) fetch(kt + Cfg::kStages - 1);
+      arch::cp_async_commit();
+      const float* a = stage_a(kt);
+      const float* b = stage_b(kt);
+#pragma unroll
+      for (int k = 0; k < Cfg::BK; ++k) {
+        if (k < Cfg::BK - 1) {
+          mma.load(a, b, k + 1, frag[(k + 1) % 2]);
+        } else {
+          // Staged operands: their loads had the whole tile to arrive.
+          if (more) deposit(kt + Cfg::kStages - 1);
+          if (kt + 1 < k_tiles) {
+            // Tile kt + 1 is complete and visible (as in PerStage), and every thread has
+            // read its last fragments of tile kt.
+            arch::cp_async_wait<Cfg::kStages - 2>();
+            __syncthreads();
+            mma.load(stage_a(kt + 1), stage_b(kt + 1), 0, frag[0]);
+          }
+        }
+        // A code-motion fence for ptxas (a NOP in SASS): without it, ptxas sinks step
+        // k + 1's LDS below step k's FFMAs again, to just before their first use, and
+        // the warp stalls on shared-memory latency at the start of every step.
+        __syncwarp();
+        mma.fma(frag[k % 2]);
+      }
+    }
   }
   arch::cp_async_wait<0>();
   mma.store(g, row0, col0, vec_c);
@@ -140,11 +197,15 @@ Status launch(const GemmArgs& g, bool trans_a, bool trans_b, cudaStream_t s) {
 // The tuning space, as data: each entry one instantiated configuration. kTable below
 // picks among them by problem shape; GEMMLAB_PIPELINED_CONFIG=<name> forces one (for
 // tuning sweeps: `GEMMLAB_PIPELINED_CONFIG=128x64 gemmlab bench --variants pipelined`).
-//                                     BM   BN  BK  WM  WN stages min blocks/SM
-using Tile256x128 = WarpTileConfig<256, 128, 16, 64, 64, 3, 1>;
-using Tile128x128k8 = WarpTileConfig<128, 128, 8, 64, 64, 4, 2>;
-using Tile128x64 = WarpTileConfig<128, 64, 16, 64, 32, 3, 3>;
-using Tile64x64 = WarpTileConfig<64, 64, 16, 32, 32, 3, 4>;
+//                                                     BM   BN  BK  WM  WN stages min blocks/SM
+using Tile256x128 = PipelinedConfig<WarpTileConfig<256, 128, 16, 64, 64, 3, 1>, Schedule::PerStage>;
+using Tile128x128k8 = PipelinedConfig<WarpTileConfig<128, 128, 8, 64, 64, 4, 2>, Schedule::PerStage>;
+using Tile128x64 = PipelinedConfig<WarpTileConfig<128, 64, 16, 64, 32, 3, 3>, Schedule::PerStage>;
+using Tile64x64 = PipelinedConfig<WarpTileConfig<64, 64, 16, 32, 32, 3, 4>, Schedule::PerStage>;
+// Fragments loaded a step ahead ("fa"):
+using Tile256x128fa = PipelinedConfig<WarpTileConfig<256, 128, 16, 64, 64, 3, 1>, Schedule::FragmentsAhead>;
+using Tile256x128k8fa = PipelinedConfig<WarpTileConfig<256, 128, 8, 64, 64, 3, 1>, Schedule::FragmentsAhead>;
+using Tile128x128k8fa = PipelinedConfig<WarpTileConfig<128, 128, 8, 64, 64, 4, 2>, Schedule::FragmentsAhead>;
 
 struct PipelinedChoice {
   const char* name;
@@ -158,8 +219,10 @@ constexpr PipelinedChoice choice(const char* name) {
           launch<Cfg>};
 }
 
-constexpr std::array kChoices = {choice<Tile256x128>("256x128"), choice<Tile128x128k8>("128x128k8"),
-                                 choice<Tile128x64>("128x64"), choice<Tile64x64>("64x64")};
+constexpr std::array kChoices = {choice<Tile256x128>("256x128"),         choice<Tile128x128k8>("128x128k8"),
+                                 choice<Tile128x64>("128x64"),           choice<Tile64x64>("64x64"),
+                                 choice<Tile256x128fa>("256x128fa"),     choice<Tile256x128k8fa>("256x128k8fa"),
+                                 choice<Tile128x128k8fa>("128x128k8fa")};
 
 // Per way A arrives, the configurations to try from the largest tile down: the first
 // whose grid has at least `min_waves` blocks per SM is used (0.9: 2048^2 gives 128
@@ -219,6 +282,9 @@ Status kernel_info(const GemmProblem& p, KernelInfo& out) {
   if (config == "128x128k8") return describe_pipelined<Tile128x128k8>(rm, "128x128k8", out);
   if (config == "128x64") return describe_pipelined<Tile128x64>(rm, "128x64", out);
   if (config == "64x64") return describe_pipelined<Tile64x64>(rm, "64x64", out);
+  if (config == "256x128fa") return describe_pipelined<Tile256x128fa>(rm, "256x128fa", out);
+  if (config == "256x128k8fa") return describe_pipelined<Tile256x128k8fa>(rm, "256x128k8fa", out);
+  if (config == "128x128k8fa") return describe_pipelined<Tile128x128k8fa>(rm, "128x128k8fa", out);
   return {StatusCode::InternalError, "pipelined kernel_info: no kernel for configuration " + std::string(config)};
 }
 
