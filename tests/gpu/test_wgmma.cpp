@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <limits>
@@ -252,6 +253,64 @@ TEST(Wgmma, OperandsTmaCannotAddressArePadded) {
   EXPECT_NE(info.name.find("wgmma_kernel"), std::string::npos) << info.name;
   EXPECT_NE(info.name.find("padded copy of A"), std::string::npos) << info.name;
   EXPECT_EQ(info.threads_per_block, 256);
+}
+
+// The forms of the warp-specialised kernel (wgmma_ws.cuh Options), each forced in turn:
+// clusters of two blocks sharing B by multicast, or single blocks; C through shared memory
+// and TMA, or from registers. Ragged tiles (an odd number of tile rows leaves one block of
+// the last cluster without rows), alpha/beta, C that TMA cannot address (pad 3).
+TEST(Wgmma, EveryKernelForm) {
+  REQUIRE_HOPPER();
+  const std::vector<Variant> rungs = {cuda::wgmma_ws_variant(DType::BF16), cuda::wgmma_ws_tf32_variant(),
+                                      cuda::wgmma_3xtf32_variant()};
+  std::uint64_t seed = fresh_seed();
+  for (const char* cluster : {"1", "2"})
+    for (const char* epilogue : {"registers", "tma"}) {
+      ASSERT_EQ(setenv("GEMMLAB_WGMMA_CLUSTER", cluster, 1), 0);
+      ASSERT_EQ(setenv("GEMMLAB_WGMMA_EPILOGUE", epilogue, 1), 0);
+      SCOPED_TRACE(fmt::format("cluster {} epilogue {}", cluster, epilogue));
+      for (const Variant& v : rungs) {
+        check_case(v, {300, 520, 1023, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}, seed++);
+        check_case(v, {129, 257, 65, Op::T, Op::N, Layout::RowMajor, -1.5, 0.5, 0}, seed++);
+        check_case(v, {640, 300, 200, Op::N, Op::N, Layout::ColMajor, 0.5, 1.0, 3}, seed++);
+        check_case(v, {1000, 7, 300, Op::T, Op::T, Layout::RowMajor, 2.0, 0.0, 8}, seed++);
+      }
+    }
+  unsetenv("GEMMLAB_WGMMA_CLUSTER");
+  unsetenv("GEMMLAB_WGMMA_EPILOGUE");
+}
+
+// explain names the form that runs; a bad knob is refused by name.
+TEST(Wgmma, FormIsNamedAndBadKnobsRefused) {
+  REQUIRE_HOPPER();
+  const Variant v = cuda::wgmma_ws_variant(DType::BF16);
+  DeviceArray buffer(1 << 22);
+  GemmProblem p;
+  p.m = p.n = p.k = 512;
+  p.a = shaped(512, 512, Layout::RowMajor, DType::BF16, 0);
+  p.b = p.a;
+  p.c = shaped(512, 512, Layout::RowMajor, DType::F32, 0);
+  p.a.data = p.b.data = p.c.data = buffer.p;
+  KernelInfo info;
+  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
+  EXPECT_NE(info.name.find("clusters of 2, TMA-store epilogue"), std::string::npos) << info.name;
+  p.m = 100;  // one row of tiles: nothing to share
+  p.a = shaped(100, 512, Layout::RowMajor, DType::BF16, 0);
+  p.c = shaped(100, 512, Layout::RowMajor, DType::F32, 1);  // rows of C TMA cannot address
+  p.a.data = p.c.data = buffer.p;
+  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
+  EXPECT_NE(info.name.find("no clusters, epilogue from registers"), std::string::npos) << info.name;
+
+  ASSERT_EQ(setenv("GEMMLAB_WGMMA_CLUSTER", "4", 1), 0);
+  Status s = v.can_implement(p);
+  EXPECT_EQ(s.code(), StatusCode::InvalidValue) << s.describe();
+  EXPECT_NE(s.message().find("GEMMLAB_WGMMA_CLUSTER"), std::string::npos) << s.describe();
+  unsetenv("GEMMLAB_WGMMA_CLUSTER");
+  ASSERT_EQ(setenv("GEMMLAB_WGMMA_EPILOGUE", "smem", 1), 0);
+  s = v.can_implement(p);
+  EXPECT_EQ(s.code(), StatusCode::InvalidValue) << s.describe();
+  EXPECT_NE(s.message().find("GEMMLAB_WGMMA_EPILOGUE"), std::string::npos) << s.describe();
+  unsetenv("GEMMLAB_WGMMA_EPILOGUE");
 }
 
 // Each rung takes its own types and names itself when given others (no GPU needed).

@@ -12,8 +12,12 @@
 // from shared memory (128-byte swizzled, conflict-free) and hand the stage back on an
 // "empty" mbarrier as soon as the tensor cores are done with it. setmaxnreg moves
 // registers from the producer (which needs few) to the consumers (128 f32 accumulators
-// each). The epilogue applies alpha and beta from registers while the producer already
-// loads the next tile.
+// each). Blocks run in clusters of two neighbours along M that multiply the same B tile:
+// each loads half of it and multicasts it to both, so B crosses from L2 once per cluster.
+// The epilogue applies alpha and beta and stages C through shared memory for TMA stores,
+// while the producer already loads the next tile. Measured on an H100 (bf16 NN, 4096^3 /
+// 8192^3, ratio to cuBLAS in the same run, results/h100/probes/wgmma-forms): epilogue from
+// registers, no clusters 0.94 / 0.97; TMA epilogue 0.96 / 1.00; and clusters 0.99 / 1.02.
 //
 // The same kernel runs 3xTF32 (15_wgmma_3xtf32.cu): three K passes over split operands
 // (KSchedule), the last one promoted to f32 sums (promoted_stages).
@@ -32,8 +36,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <type_traits>
 
+#include "cuda/arch/cluster.cuh"
 #include "cuda/arch/wgmma.cuh"
 #include "cuda/gemm/common.cuh"
 #include "cuda/gemm/operand_staging.cuh"
@@ -88,7 +95,15 @@ constexpr int kABytes = kBM * kRowBytes;  // 16 KiB
 constexpr int kBBytes = kBN * kRowBytes;  // 32 KiB
 constexpr int kStageBytes = kABytes + kBBytes;
 constexpr int kAtomBytes = 1024;          // 8 rows x 128 bytes: the swizzle atom
-constexpr int kSmemBytes = kStages * kStageBytes + kAtomBytes;  // + slack to align the ring
+// The epilogue through shared memory: each consumer warpgroup stages its 64 rows of C 32
+// columns (128 bytes) at a time, in two swizzled buffers it alternates between.
+constexpr int kEpilogueCols = kRowBytes / static_cast<int>(sizeof(float));
+constexpr int kEpilogueRows = kBM / kConsumers;
+constexpr int kEpilogueBufferBytes = kEpilogueRows * kRowBytes;  // 8 KiB
+constexpr int kEpilogueBuffers = 2;
+constexpr int kEpilogueBytes = kConsumers * kEpilogueBuffers * kEpilogueBufferBytes;
+constexpr int kSmemBytes = kStages * kStageBytes + kEpilogueBytes + kAtomBytes;  // + slack to align the ring
+static_assert(kSmemBytes <= 227 * 1024, "shared memory of one sm_90 block (opt-in)");
 constexpr int kGroupM = 8;
 constexpr int kProducerRegisters = 40, kConsumerRegisters = 232;
 static_assert(kProducerRegisters * kWarpgroup + kConsumerRegisters * kWarpgroup * kConsumers <= 65536,
@@ -108,6 +123,7 @@ struct Epilogue {
   long long ldc;
   int m, n;
   float alpha, beta;
+  bool tma_store;  // C through shared memory and TMA (needs a TMA-addressable C), else from registers
 };
 
 // The K loop: `segments` passes of `k_tiles` tiles each. One pass is the plain product.
@@ -138,10 +154,27 @@ __device__ __forceinline__ std::uint64_t b_descriptor(const unsigned char* b_sta
     return arch::smem_descriptor_sw128(b_stage + kk * 2 * kAtomBytes, kChunkBytes, kAtomBytes);
 }
 
+// One TMA copy of a box into this block's shared memory or, in a cluster of two along M,
+// into both blocks' (multicast: the same offset in each, each block's `full` barrier
+// counting the bytes that land in it).
+template <int ClusterM>
+__device__ __forceinline__ void copy_box(const CUtensorMap* map, unsigned char* dst, const std::int32_t (&at)[2],
+                                         std::uint64_t* full) {
+  if constexpr (ClusterM == 1) {
+    ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, dst, map, at, full);
+  } else {
+    constexpr std::uint16_t kAllBlocks = (1u << ClusterM) - 1;
+    ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, dst, map, at, full, kAllBlocks);
+  }
+}
+
 // One stage's copies: A (128 rows) and B (256 rows), as one box each or as 64-wide chunks.
-template <class E, bool TransA, bool TransB>
+// The blocks of a cluster (ClusterM of them, neighbours along M) multiply the same B tile:
+// each loads its share of the B rows or chunks and multicasts it to all, so B crosses from
+// L2 once per cluster.
+template <class E, bool TransA, bool TransB, int ClusterM = 1>
 __device__ __forceinline__ void load_stage(const CUtensorMap* map_a, const CUtensorMap* map_b, unsigned char* stage,
-                                           std::uint64_t* full, int m0, int n0, int ka, int kb) {
+                                           std::uint64_t* full, int m0, int n0, int ka, int kb, unsigned rank = 0) {
   ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, full, kStageBytes);
   unsigned char* a = stage;
   unsigned char* b = stage + kABytes;
@@ -156,13 +189,16 @@ __device__ __forceinline__ void load_stage(const CUtensorMap* map_a, const CUten
     }
   }
   if constexpr (TransB) {
-    const std::int32_t at[2] = {kb, n0};  // B stored n x k
-    ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, b, map_b, at, full);
+    constexpr int kRows = kBN / ClusterM;  // the tensor map's box (tma_b)
+    const std::int32_t at[2] = {kb, n0 + static_cast<int>(rank) * kRows};  // B stored n x k
+    copy_box<ClusterM>(map_b, b + rank * kRows * kRowBytes, at, full);
   } else {
+    constexpr int kChunks = kBN / kChunk / ClusterM;
 #pragma unroll
-    for (int q = 0; q < kBN / kChunk; ++q) {
+    for (int i = 0; i < kChunks; ++i) {
+      const int q = static_cast<int>(rank) * kChunks + i;
       const std::int32_t at[2] = {n0 + q * kChunk, kb};  // B stored k x n
-      ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, b + q * kChunkBytes, map_b, at, full);
+      copy_box<ClusterM>(map_b, b + q * kChunkBytes, at, full);
     }
   }
 }
@@ -184,6 +220,73 @@ __device__ __forceinline__ void store_pair(const Epilogue& e, int row, int col, 
   }
   p[0] = e.beta != 0.0f ? fmaf(e.beta, p[0], e.alpha * v0) : e.alpha * v0;
   if (both) p[1] = e.beta != 0.0f ? fmaf(e.beta, p[1], e.alpha * v1) : e.alpha * v1;
+}
+
+// The TMA-store epilogue of one consumer warpgroup: its 64 x 256 tile of C (registers as
+// wgmma leaves them) goes out 32 columns at a time. The warpgroup writes alpha * acc (+ beta
+// * C, read here) into a 64 x 32 buffer in the 128-byte swizzle (float2 writes: two
+// wavefronts per warp, no conflicts), and one thread stores it with TMA, which clips what
+// lies below C, while the warpgroup fills the other buffer. The stores are full 128-byte
+// lines, and the thread moves on once shared memory is read, not when C is written.
+__device__ __forceinline__ void store_tile_tma(const float (&r)[128], const Epilogue& e, const CUtensorMap* map_c,
+                                               unsigned char* buffers, int row0, int col0, int warpgroup) {
+  if (row0 >= e.m) return;  // the whole warpgroup's rows lie below C
+  const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
+  const bool issuer = threadIdx.x % kWarpgroup == 0;
+  const int barrier = 1 + warpgroup;  // named barrier 0 is __syncthreads
+#pragma unroll
+  for (int q = 0; q < kBN / kEpilogueCols; ++q) {
+    const int col = col0 + q * kEpilogueCols;
+    if (col + kEpilogueCols > e.n) {
+      // A chunk that straddles C's last column goes out from registers: a TMA store wrote
+      // past column n where n is not a multiple of 4 (the GPU tests caught it on an H100;
+      // rows are clipped exactly). (No `break`: with one, ptxas put the accumulators on
+      // the stack.)
+      if (col < e.n) {
+        const int row = row0 + warp * 16 + lane / 4;
+#pragma unroll
+        for (int jj = 0; jj < kEpilogueCols / 8; ++jj) {
+          const int j = q * (kEpilogueCols / 8) + jj;
+          const int c = col + 8 * jj + 2 * (lane % 4);
+          store_pair(e, row, c, r[4 * j], r[4 * j + 1]);
+          store_pair(e, row + 8, c, r[4 * j + 2], r[4 * j + 3]);
+        }
+      }
+      continue;
+    }
+    unsigned char* buffer = buffers + (q % kEpilogueBuffers) * kEpilogueBufferBytes;
+    // The store that last read this buffer (kEpilogueBuffers chunks ago) is done reading it.
+    if (issuer) ptx::cp_async_bulk_wait_group_read(ptx::n32_t<kEpilogueBuffers - 1>{});
+    arch::named_barrier_sync(barrier, kWarpgroup);
+#pragma unroll
+    for (int jj = 0; jj < kEpilogueCols / 8; ++jj) {
+      const int j = q * (kEpilogueCols / 8) + jj;  // accumulator group: 8 columns
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = warp * 16 + lane / 4 + 8 * h;
+        float2 v = make_float2(e.alpha * r[4 * j + 2 * h], e.alpha * r[4 * j + 2 * h + 1]);
+        if (e.beta != 0.0f) {
+          const int grow = row0 + row, gcol = col + 8 * jj + 2 * (lane % 4);
+          if (grow < e.m) {  // gcol + 1 < n: this chunk lies inside C
+            const float2 old = *reinterpret_cast<const float2*>(e.c + static_cast<long long>(grow) * e.ldc + gcol);
+            v.x = fmaf(e.beta, old.x, v.x);
+            v.y = fmaf(e.beta, old.y, v.y);
+          }
+        }
+        // Byte 4 * (8jj + 2(lane%4)) of the row: 16-byte chunk 2jj + (lane%4)/2, swizzled
+        // by the row's place in its 8-row atom.
+        const int chunk = (2 * jj + (lane % 4) / 2) ^ (row % 8);
+        *reinterpret_cast<float2*>(buffer + row * kRowBytes + chunk * 16 + (lane % 2) * 8) = v;
+      }
+    }
+    ptx::fence_proxy_async(ptx::space_shared);  // the writes, visible to the TMA engine
+    arch::named_barrier_sync(barrier, kWarpgroup);
+    if (issuer) {
+      const std::int32_t at[2] = {col, row0};
+      ptx::cp_async_bulk_tensor(ptx::space_global, ptx::space_shared, map_c, at, buffer);
+      ptx::cp_async_bulk_commit_group();
+    }
+  }
 }
 
 // The consumers of a 3xTF32 run, Promote: the tensor cores' adders truncate, which over a
@@ -234,149 +337,190 @@ __device__ __forceinline__ void promoted_stages(float (&sums)[128], const unsign
   }
 }
 
-template <class E, bool TransA, bool TransB, bool Promote = false>
+// The tile a cluster (or a lone block) works on: clusters walk units of ClusterM tile rows
+// by one tile column in grouped order, and block `rank` takes row `rank` of the unit.
+template <int ClusterM>
+__device__ __forceinline__ void cluster_tile(int unit, int tiles_m, int tiles_n, unsigned rank, int& tm, int& tn) {
+  int um;
+  grouped_tile<kGroupM / ClusterM>(unit, ceil_div(tiles_m, ClusterM), tiles_n, um, tn);
+  tm = um * ClusterM + static_cast<int>(rank);
+}
+
+template <class E, bool TransA, bool TransB, int ClusterM, bool Promote = false>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                    Epilogue e, KSchedule schedule) {
+                    const __grid_constant__ CUtensorMap map_c, Epilogue e, KSchedule schedule) {
+  static_assert(ClusterM == 1 || ClusterM == 2, "clusters of one or two blocks along M");
   extern __shared__ unsigned char smem_raw[];
-  // The swizzle pattern is a function of the address: every stage starts on an atom.
+  // The swizzle pattern is a function of the address: every stage starts on an atom. (The
+  // same offset in every block of a cluster: multicast copies land at the same place.)
   unsigned char* ring = reinterpret_cast<unsigned char*>(
       (reinterpret_cast<std::uintptr_t>(smem_raw) + kAtomBytes - 1) / kAtomBytes * kAtomBytes);
+  unsigned char* epilogue_buffers = ring + kStages * kStageBytes;
   __shared__ std::uint64_t full[kStages], empty[kStages];
 
   const int warpgroup = threadIdx.x / kWarpgroup;
+  const unsigned rank = ClusterM > 1 ? arch::cluster_rank() : 0;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      ptx::mbarrier_init(&full[s], 1);                // the producer's expect_tx arrival
-      ptx::mbarrier_init(&empty[s], kConsumers * 4);  // one arrival per consumer warp
+      ptx::mbarrier_init(&full[s], 1);  // the producer's expect_tx arrival
+      // A stage is free once every consumer warp of the cluster is done with it: the
+      // producers of the cluster write their share of B into every block's copy.
+      ptx::mbarrier_init(&empty[s], kConsumers * 4 * ClusterM);
     }
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
   }
-  __syncthreads();
+  // No block may copy into a peer or arrive on its barriers before the peer initialised them.
+  if constexpr (ClusterM > 1) arch::cluster_sync();
+  else __syncthreads();
 
   const int tiles_m = ceil_div(e.m, kBM), tiles_n = ceil_div(e.n, kBN);
-  const int tiles = tiles_m * tiles_n;
+  const int units = ceil_div(tiles_m, ClusterM) * tiles_n;
+  const int cluster = blockIdx.x / ClusterM, clusters = gridDim.x / ClusterM;
   const int k_tiles = schedule.k_tiles * schedule.segments;
 
-  if (warpgroup == kConsumers) {  // the producer: the last warpgroup, one thread of it
+  if (warpgroup == kConsumers) {  // the producer: the last warpgroup, one warp of it
     arch::setmaxnreg_decrease<kProducerRegisters>();
-    if (threadIdx.x % kWarpgroup != 0) return;
+    // The whole warp walks the ring and one lane issues the copies, so that no lane waits
+    // in the final cluster barrier while lane 0 of its warp still works.
+    if (threadIdx.x % kWarpgroup < 32) {
+      const bool issuer = threadIdx.x % 32 == 0;
+      int stage = 0;
+      std::uint32_t phase = 0;
+      for (int unit = cluster; unit < units; unit += clusters) {
+        int tm, tn;
+        cluster_tile<ClusterM>(unit, tiles_m, tiles_n, rank, tm, tn);
+        for (int segment = 0; segment < schedule.segments; ++segment)
+          for (int kt = 0; kt < schedule.k_tiles; ++kt) {
+            // A fresh barrier counts as having completed the phase before phase 0: the first
+            // pass over the ring does not wait.
+            while (!ptx::mbarrier_try_wait_parity(&empty[stage], phase ^ 1)) {
+            }
+            if (issuer)
+              load_stage<E, TransA, TransB, ClusterM>(&map_a, &map_b, ring + stage * kStageBytes, &full[stage],
+                                                      tm * kBM, tn * kBN, schedule.a_column(segment, kt * kBK<E>),
+                                                      schedule.b_column(segment, kt * kBK<E>), rank);
+            __syncwarp();
+            if (++stage == kStages) {
+              stage = 0;
+              phase ^= 1;
+            }
+          }
+      }
+    }
+  } else {
+    arch::setmaxnreg_increase<kConsumerRegisters>();
+    // A stored k x m (TransA) is M-major; B stored k x n (not TransB) is N-major.
+    constexpr int kMnMajorA = TransA ? 1 : 0, kMnMajorB = TransB ? 0 : 1;
+    const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
+    // One arrival per warp on the stage's `empty` barrier of every block of the cluster.
+    const auto release = [&](int s) {
+      if (lane != 0) return;
+      if constexpr (ClusterM == 1) {
+        ptx::mbarrier_arrive(&empty[s]);
+      } else {
+#pragma unroll
+        for (unsigned r = 0; r < ClusterM; ++r) arch::mbarrier_arrive_cluster(&empty[s], r);
+      }
+    };
     int stage = 0;
     std::uint32_t phase = 0;
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    float acc[128];
+    // Promote: only the last pass (big·big) needs it; the small passes come first, while the
+    // sums are about 2^-11 of their final size, so what their truncation loses is negligible.
+    const int promote_from = Promote ? (schedule.segments - 1) * schedule.k_tiles : k_tiles;
+    for (int unit = cluster; unit < units; unit += clusters) {
       int tm, tn;
-      grouped_tile<kGroupM>(tile, tiles_m, tiles_n, tm, tn);
-      for (int segment = 0; segment < schedule.segments; ++segment)
-        for (int kt = 0; kt < schedule.k_tiles; ++kt) {
-          // A fresh barrier counts as having completed the phase before phase 0: the first
-          // pass over the ring does not wait.
-          while (!ptx::mbarrier_try_wait_parity(&empty[stage], phase ^ 1)) {
-          }
-          load_stage<E, TransA, TransB>(&map_a, &map_b, ring + stage * kStageBytes, &full[stage], tm * kBM,
-                                        tn * kBN, schedule.a_column(segment, kt * kBK<E>),
-                                        schedule.b_column(segment, kt * kBK<E>));
-          if (++stage == kStages) {
-            stage = 0;
-            phase ^= 1;
-          }
+      cluster_tile<ClusterM>(unit, tiles_m, tiles_n, rank, tm, tn);
+      int previous = -1;
+      if constexpr (Promote) {
+        // The previous tile's accumulators are dead: without this, the first wgmma's runtime
+        // scale_d keeps them live through the promoted pass, beside `sums` (spills).
+#pragma unroll
+        for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+      }
+      const auto next_stage = [&] {
+        if (++stage == kStages) {
+          stage = 0;
+          phase ^= 1;
         }
-    }
-    return;
-  }
-
-  arch::setmaxnreg_increase<kConsumerRegisters>();
-  // A stored k x m (TransA) is M-major; B stored k x n (not TransB) is N-major.
-  constexpr int kMnMajorA = TransA ? 1 : 0, kMnMajorB = TransB ? 0 : 1;
-  const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
-  int stage = 0;
-  std::uint32_t phase = 0;
-  float acc[128];
-  // Promote: only the last pass (big·big) needs it; the small passes come first, while the
-  // sums are about 2^-11 of their final size, so what their truncation loses is negligible.
-  const int promote_from = Promote ? (schedule.segments - 1) * schedule.k_tiles : k_tiles;
-  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    int tm, tn;
-    grouped_tile<kGroupM>(tile, tiles_m, tiles_n, tm, tn);
-    int previous = -1;
-    if constexpr (Promote) {
-      // The previous tile's accumulators are dead: without this, the first wgmma's runtime
-      // scale_d keeps them live through the promoted pass, beside `sums` (spills).
+      };
+      for (int kt = 0; kt < promote_from; ++kt) {  // with Promote: the small passes (segments >= 2)
+        while (!ptx::mbarrier_try_wait_parity(&full[stage], phase)) {
+        }
+        const unsigned char* a = ring + stage * kStageBytes;
+        const unsigned char* b = a + kABytes;
 #pragma unroll
-      for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
-    }
-    const auto next_stage = [&] {
-      if (++stage == kStages) {
-        stage = 0;
-        phase ^= 1;
+        for (int i = 0; i < 128; ++i) arch::fence_accumulator(acc[i]);
+        arch::wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < kKSteps<E>; ++kk)
+          E::template mma<kMnMajorA, kMnMajorB>(acc, a_descriptor<TransA>(a, warpgroup, kk),
+                                                b_descriptor<TransB>(b, kk), kt > 0 || kk > 0);
+        arch::wgmma_commit();
+#pragma unroll
+        for (int i = 0; i < 128; ++i) arch::fence_accumulator(acc[i]);
+        // Keep this stage's MMAs in flight; the previous stage's are done: hand it back.
+        arch::wgmma_wait<1>();
+        if (previous >= 0) release(previous);
+        previous = stage;
+        next_stage();
       }
-    };
-    for (int kt = 0; kt < promote_from; ++kt) {  // with Promote: the small passes (segments >= 2)
-      while (!ptx::mbarrier_try_wait_parity(&full[stage], phase)) {
-      }
-      const unsigned char* a = ring + stage * kStageBytes;
-      const unsigned char* b = a + kABytes;
+      arch::wgmma_wait<0>();
 #pragma unroll
       for (int i = 0; i < 128; ++i) arch::fence_accumulator(acc[i]);
-      arch::wgmma_fence();
+      if (previous >= 0) release(previous);
+      // Accumulator fragment of m64nN: register 4j + {0,1} holds row lane/4 and columns
+      // 8j + 2(lane%4) + {0,1} of this warp's 16 rows; 4j + {2,3} the same columns 8 rows down.
+      const int wg_row0 = tm * kBM + warpgroup * kEpilogueRows;
+      const auto store = [&](const float (&r)[128]) {
+        if (e.tma_store) {
+          store_tile_tma(r, e, &map_c, epilogue_buffers + warpgroup * kEpilogueBuffers * kEpilogueBufferBytes,
+                         wg_row0, tn * kBN, warpgroup);
+          return;
+        }
+        const int row0 = wg_row0 + warp * 16 + lane / 4;
+        const int col0 = tn * kBN + 2 * (lane % 4);
 #pragma unroll
-      for (int kk = 0; kk < kKSteps<E>; ++kk)
-        E::template mma<kMnMajorA, kMnMajorB>(acc, a_descriptor<TransA>(a, warpgroup, kk),
-                                              b_descriptor<TransB>(b, kk), kt > 0 || kk > 0);
-      arch::wgmma_commit();
+        for (int j = 0; j < kBN / 8; ++j) {
+          store_pair(e, row0, col0 + 8 * j, r[4 * j], r[4 * j + 1]);
+          store_pair(e, row0 + 8, col0 + 8 * j, r[4 * j + 2], r[4 * j + 3]);
+        }
+      };
+      if constexpr (Promote) {
+        float sums[128];  // registers no wgmma accumulates into: the adds below define them
 #pragma unroll
-      for (int i = 0; i < 128; ++i) arch::fence_accumulator(acc[i]);
-      // Keep this stage's MMAs in flight; the previous stage's are done: hand it back.
-      arch::wgmma_wait<1>();
-      if (previous >= 0 && lane == 0) ptx::mbarrier_arrive(&empty[previous]);
-      previous = stage;
-      next_stage();
-    }
-    arch::wgmma_wait<0>();
+        for (int i = 0; i < 128; ++i) sums[i] = acc[i];
+        // kPromoteStages stages per partial sum: fewer waits.
+        for (int kt = promote_from; kt < k_tiles; kt += kPromoteStages) {
+          const int count = k_tiles - kt < kPromoteStages ? k_tiles - kt : kPromoteStages;
+          int held[kPromoteStages];
+          const unsigned char* stages[kPromoteStages];
 #pragma unroll
-    for (int i = 0; i < 128; ++i) arch::fence_accumulator(acc[i]);
-    if (previous >= 0 && lane == 0) ptx::mbarrier_arrive(&empty[previous]);
-    // Accumulator fragment of m64nN: register 4j + {0,1} holds row lane/4 and columns
-    // 8j + 2(lane%4) + {0,1} of this warp's 16 rows; 4j + {2,3} the same columns 8 rows down.
-    const int row0 = tm * kBM + warpgroup * 64 + warp * 16 + lane / 4;
-    const int col0 = tn * kBN + 2 * (lane % 4);
-    const auto store = [&](const float (&r)[128]) {
-#pragma unroll
-      for (int j = 0; j < kBN / 8; ++j) {
-        store_pair(e, row0, col0 + 8 * j, r[4 * j], r[4 * j + 1]);
-        store_pair(e, row0 + 8, col0 + 8 * j, r[4 * j + 2], r[4 * j + 3]);
-      }
-    };
-    if constexpr (Promote) {
-      float sums[128];  // registers no wgmma accumulates into: the adds below define them
-#pragma unroll
-      for (int i = 0; i < 128; ++i) sums[i] = acc[i];
-      // kPromoteStages stages per partial sum: fewer waits.
-      for (int kt = promote_from; kt < k_tiles; kt += kPromoteStages) {
-        const int count = k_tiles - kt < kPromoteStages ? k_tiles - kt : kPromoteStages;
-        int held[kPromoteStages];
-        const unsigned char* stages[kPromoteStages];
-#pragma unroll
-        for (int g = 0; g < kPromoteStages; ++g) {
-          held[g] = stage;
-          stages[g] = ring + stage * kStageBytes;
-          if (g < count) {
-            while (!ptx::mbarrier_try_wait_parity(&full[stage], phase)) {
+          for (int g = 0; g < kPromoteStages; ++g) {
+            held[g] = stage;
+            stages[g] = ring + stage * kStageBytes;
+            if (g < count) {
+              while (!ptx::mbarrier_try_wait_parity(&full[stage], phase)) {
+              }
+              next_stage();
             }
-            next_stage();
           }
-        }
-        promoted_stages<E, TransA, TransB>(sums, stages, count, warpgroup);
-        if (lane == 0) {  // both halves are done with them
+          promoted_stages<E, TransA, TransB>(sums, stages, count, warpgroup);
 #pragma unroll
-          for (int g = 0; g < kPromoteStages; ++g)
-            if (g < count) ptx::mbarrier_arrive(&empty[held[g]]);
+          for (int g = 0; g < kPromoteStages; ++g)  // both halves are done with them
+            if (g < count) release(held[g]);
         }
+        store(sums);
+      } else {
+        store(acc);
       }
-      store(sums);
-    } else {
-      store(acc);
     }
+    // Shared memory must outlive the TMA stores that read it.
+    if (e.tma_store && threadIdx.x % kWarpgroup == 0) ptx::cp_async_bulk_wait_group(ptx::n32_t<0>{});
   }
+  // A block leaves only when its peers no longer copy into it or arrive on its barriers.
+  if constexpr (ClusterM > 1) arch::cluster_sync();
 }
 
 // ---- host side ---------------------------------------------------------------------------
@@ -389,18 +533,45 @@ TmaMatrix tma_a(const RowMajorGemm& g) {
   if (g.trans_a) return {g.a, u(g.k), u(g.m), u(g.lda), E::kTma, static_cast<std::uint32_t>(kBK<E>), kChunk};
   return {g.a, u(g.m), u(g.k), u(g.lda), E::kTma, kBM, static_cast<std::uint32_t>(kBK<E>)};
 }
+// B's box: a block of a cluster of `cluster_m` loads 1/cluster_m of the K-major rows.
 template <class E>
-TmaMatrix tma_b(const RowMajorGemm& g) {
+TmaMatrix tma_b(const RowMajorGemm& g, int cluster_m = 1) {
   const auto u = [](std::int64_t x) { return static_cast<std::uint64_t>(x); };
-  if (g.trans_b) return {g.b, u(g.n), u(g.k), u(g.ldb), E::kTma, kBN, static_cast<std::uint32_t>(kBK<E>)};
+  if (g.trans_b)
+    return {g.b, u(g.n), u(g.k), u(g.ldb), E::kTma, static_cast<std::uint32_t>(kBN / cluster_m),
+            static_cast<std::uint32_t>(kBK<E>)};
   return {g.b, u(g.k), u(g.n), u(g.ldb), E::kTma, static_cast<std::uint32_t>(kBK<E>), kChunk};
 }
+// C as the TMA-store epilogue writes it: 64-row by 32-column (128-byte) boxes.
+inline TmaMatrix tma_c(const RowMajorGemm& g) {
+  const auto u = [](std::int64_t x) { return static_cast<std::uint64_t>(x); };
+  return {g.c, u(g.m), u(g.n), u(g.ldc), TmaElement::F32, kEpilogueRows, kEpilogueCols};
+}
 
-template <class E, class F>
-decltype(auto) dispatch(const RowMajorGemm& g, F&& f) {
-  return dispatch_trans(g.trans_a, g.trans_b, [&](auto ta, auto tb) {
-    return f(wgmma_ws_kernel<E, decltype(ta)::value, decltype(tb)::value>);
-  });
+// Tuning knobs, read per call so that tests and probes can force each form:
+//   GEMMLAB_WGMMA_CLUSTER  = 2 | 1          blocks per cluster along M sharing B (default 2)
+//   GEMMLAB_WGMMA_EPILOGUE = tma | registers  C through shared memory and TMA (default), or
+//                                            stored from registers
+// Where a form cannot run (one row of tiles, a C that TMA cannot address) the other runs.
+struct Options {
+  int cluster_m = 2;
+  bool tma_epilogue = true;
+};
+inline Status read_options(Options& o) {
+  o = Options{};
+  if (const char* env = std::getenv("GEMMLAB_WGMMA_CLUSTER")) {
+    const std::string v = env;
+    if (v != "1" && v != "2")
+      return {StatusCode::InvalidValue, "GEMMLAB_WGMMA_CLUSTER must be 1 or 2, not '" + v + "'"};
+    o.cluster_m = v == "2" ? 2 : 1;
+  }
+  if (const char* env = std::getenv("GEMMLAB_WGMMA_EPILOGUE")) {
+    const std::string v = env;
+    if (v != "tma" && v != "registers")
+      return {StatusCode::InvalidValue, "GEMMLAB_WGMMA_EPILOGUE must be tma or registers, not '" + v + "'"};
+    o.tma_epilogue = v == "tma";
+  }
+  return Status::ok();
 }
 
 // What the kernel needs beyond the rung's types: an sm_90 device. (Operands TMA cannot
@@ -409,53 +580,112 @@ inline Status check_kernel(const GemmProblem& p, const std::string& rung) {
   if (device_compute_capability() != 90)
     return {StatusCode::ArchMismatch, rung + " needs an sm_90 GPU (wgmma and setmaxnreg are sm_90a code)"};
   (void)p;
+  Options o;
+  return read_options(o);
+}
+
+// The form of the kernel one problem runs: blocks per cluster and epilogue.
+struct Form {
+  int cluster_m;
+  bool tma_epilogue;
+};
+inline Form form_of(const RowMajorGemm& g, const Options& o) {
+  Form f;
+  f.cluster_m = ceil_div(g.m, kBM) >= 2 ? o.cluster_m : 1;  // one row of tiles: nothing to share
+  f.tma_epilogue = o.tma_epilogue && tma_requirements(tma_c(g), "C").is_ok();
+  return f;
+}
+
+// The persistent grid: the fewest clusters that finish the units (ClusterM tile rows by one
+// tile column) in as many rounds as all resident clusters would (2048 tiles of 128 x 256 on
+// 132 SMs, one block each: 16 rounds either way, so 128 blocks, each with exactly 16 tiles,
+// and every round a whole group of tile rows). Measured on an H100 at 8192^3 NN (no
+// clusters): 769-772 TFLOP/s against 759-761 with 132 blocks.
+inline int grid_size(int units, int resident_clusters, int cluster_m) {
+  const int rounds = ceil_div(units, resident_clusters);
+  return ceil_div(units, rounds) * cluster_m;
+}
+
+// The launch of one instantiation: its shared-memory limit raised and its resident
+// clusters counted once (statics per instantiation), and the persistent grid for `g`.
+template <class E, bool TransA, bool TransB, int ClusterM, bool Promote = false>
+Status launch_config(const RowMajorGemm& g, cudaLaunchAttribute& cluster, cudaLaunchConfig_t& config) {
+  const auto kernel = wgmma_ws_kernel<E, TransA, TransB, ClusterM, Promote>;
+  cluster = {};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = ClusterM;
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = 1;
+  config = {};
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = kSmemBytes;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  static const cudaError_t raised =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+  CUDA_CHECK(raised);
+  static int resident = 0;
+  static const cudaError_t counted = [&] {
+    config.gridDim = dim3(ClusterM);
+    return cudaOccupancyMaxActiveClusters(&resident, kernel, &config);
+  }();
+  CUDA_CHECK(counted);
+  if (resident < 1)
+    return {StatusCode::ArchMismatch, "wgmma_ws: no cluster of " + std::to_string(ClusterM) +
+                                          " blocks fits on this GPU (GEMMLAB_WGMMA_CLUSTER=1 runs without)"};
+  const int units = ceil_div(g.m, kBM * ClusterM) * ceil_div(g.n, kBN);
+  config.gridDim = dim3(grid_size(units, resident, ClusterM));
   return Status::ok();
 }
 
-// The persistent grid: the fewest blocks that finish the tiles in as many rounds as one
-// block per SM would (2048 tiles on 132 SMs: 16 rounds either way, so 128 blocks, each
-// with exactly 16 tiles, and every round a whole group of tile rows). Measured on an H100
-// at 8192^3 NN: 769-772 TFLOP/s against 759-761 with 132 blocks.
-inline int grid_size(int tiles) {
-  const int rounds = ceil_div(tiles, device_sm_count());
-  return ceil_div(tiles, rounds);
-}
-
-// One instantiation: its shared-memory limit raised once (a static per kernel, not per
-// kernel type: the four transpositions share one function-pointer type), then launched.
-template <class E, bool TransA, bool TransB, bool Promote = false>
-Status launch(int grid, Stream stream, const CUtensorMap& map_a, const CUtensorMap& map_b, const Epilogue& e,
-              const KSchedule& schedule) {
-  static const cudaError_t raised = cudaFuncSetAttribute(wgmma_ws_kernel<E, TransA, TransB, Promote>,
-                                                         cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
-  CUDA_CHECK(raised);
-  wgmma_ws_kernel<E, TransA, TransB, Promote>
-      <<<grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream)>>>(map_a, map_b, e, schedule);
+template <class E, bool TransA, bool TransB, int ClusterM, bool Promote = false>
+Status launch(const RowMajorGemm& g, Stream stream, const CUtensorMap& map_a, const CUtensorMap& map_b,
+              const CUtensorMap& map_c, const Epilogue& e, const KSchedule& schedule) {
+  cudaLaunchAttribute cluster;
+  cudaLaunchConfig_t config;
+  GEMMLAB_TRY((launch_config<E, TransA, TransB, ClusterM, Promote>(g, cluster, config)));
+  config.stream = static_cast<cudaStream_t>(stream);
+  CUDA_CHECK(cudaLaunchKernelEx(&config, wgmma_ws_kernel<E, TransA, TransB, ClusterM, Promote>, map_a, map_b, map_c,
+                                e, schedule));
   CUDA_CHECK_LAUNCH("wgmma_ws_kernel");
   return Status::ok();
+}
+
+// Calls f(std::integral_constant<int, ClusterM>) for the form's cluster size.
+template <class F>
+decltype(auto) dispatch_cluster(int cluster_m, F&& f) {
+  if (cluster_m == 2) return f(std::integral_constant<int, 2>{});
+  return f(std::integral_constant<int, 1>{});
 }
 
 // Launches the kernel on a canonical problem whose operands TMA can address. `map_k` is
 // the K extent of the tensor maps (g.k, or both segments of a split operand).
 template <class E, bool Promote = false>
 Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule& schedule, Stream stream) {
+  Options options;
+  GEMMLAB_TRY(read_options(options));
+  const Form form = form_of(g, options);
   RowMajorGemm view = g;
   view.k = map_k;
-  CUtensorMap map_a, map_b;
+  CUtensorMap map_a, map_b, map_c{};
   GEMMLAB_TRY(encode_tensor_map(tma_a<E>(view), "A", map_a));
-  GEMMLAB_TRY(encode_tensor_map(tma_b<E>(view), "B", map_b));
-  Epilogue e{static_cast<float*>(g.c), g.ldc, static_cast<int>(g.m), static_cast<int>(g.n),
-             static_cast<float>(g.alpha), static_cast<float>(g.beta)};
-  const int grid = grid_size(ceil_div(g.m, kBM) * ceil_div(g.n, kBN));
-  if constexpr (E::kMnMajor) {
-    return dispatch_trans(g.trans_a, g.trans_b, [&](auto ta, auto tb) -> Status {
-      return launch<E, decltype(ta)::value, decltype(tb)::value>(grid, stream, map_a, map_b, e, schedule);
-    });
-  } else {
-    if (g.trans_a || !g.trans_b)
-      return {StatusCode::InternalError, "wgmma_ws: a tf32 operand reached the kernel MN-major"};
-    return launch<E, false, true, Promote>(grid, stream, map_a, map_b, e, schedule);
-  }
+  GEMMLAB_TRY(encode_tensor_map(tma_b<E>(view, form.cluster_m), "B", map_b));
+  if (form.tma_epilogue) GEMMLAB_TRY(encode_tensor_map(tma_c(g), "C", map_c));
+  Epilogue e{static_cast<float*>(g.c),       g.ldc, static_cast<int>(g.m), static_cast<int>(g.n),
+             static_cast<float>(g.alpha), static_cast<float>(g.beta), form.tma_epilogue};
+  return dispatch_cluster(form.cluster_m, [&](auto cluster) -> Status {
+    constexpr int kCluster = decltype(cluster)::value;
+    if constexpr (E::kMnMajor) {
+      return dispatch_trans(g.trans_a, g.trans_b, [&](auto ta, auto tb) -> Status {
+        return launch<E, decltype(ta)::value, decltype(tb)::value, kCluster>(g, stream, map_a, map_b, map_c, e,
+                                                                             schedule);
+      });
+    } else {
+      if (g.trans_a || !g.trans_b)
+        return {StatusCode::InternalError, "wgmma_ws: a tf32 operand reached the kernel MN-major"};
+      return launch<E, false, true, kCluster, Promote>(g, stream, map_a, map_b, map_c, e, schedule);
+    }
+  });
 }
 
 // ---- what run() does before the kernel -------------------------------------------------
@@ -634,17 +864,45 @@ inline std::string describe_copies(const Plan& plan) {
   return copies;
 }
 
+// " (clusters of 2, TMA-store epilogue, 128 blocks)": the form run() launches for this problem.
+inline std::string describe_form(const Form& f, unsigned blocks) {
+  std::string text = f.cluster_m > 1 ? " (clusters of " + std::to_string(f.cluster_m) + ", " : " (no clusters, ";
+  return text + (f.tma_epilogue ? "TMA-store epilogue, " : "epilogue from registers, ") + std::to_string(blocks) +
+         " blocks)";
+}
+
 template <class E, bool Split = false>
 Status kernel_info(const GemmProblem& p, KernelInfo& out, const char* name) {
   const RowMajorGemm g = canonicalize(p);
+  Options options;
+  GEMMLAB_TRY(read_options(options));
+  const Form form = form_of(g, options);
   const std::string copies = describe_copies(make_plan<E>(g, Split));
-  if constexpr (E::kMnMajor)
-    return dispatch<E>(g, [&](auto kernel) {
-      return describe_kernel(out, kernel, kernel_name(name, g.trans_a, g.trans_b) + copies, kThreads, kSmemBytes);
-    });
-  else
-    return describe_kernel(out, wgmma_ws_kernel<E, false, true, Split>, kernel_name(name, false, true) + copies,
+  const auto describe = [&](auto kernel, auto configure, bool trans_a, bool trans_b) -> Status {
+    cudaLaunchAttribute cluster;
+    cudaLaunchConfig_t config;
+    GEMMLAB_TRY(configure(cluster, config));
+    return describe_kernel(out, kernel, kernel_name(name, trans_a, trans_b) + describe_form(form, config.gridDim.x) + copies,
                            kThreads, kSmemBytes);
+  };
+  return dispatch_cluster(form.cluster_m, [&](auto cluster) -> Status {
+    constexpr int kCluster = decltype(cluster)::value;
+    if constexpr (E::kMnMajor)
+      return dispatch_trans(g.trans_a, g.trans_b, [&](auto ta, auto tb) {
+        constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
+        return describe(
+            wgmma_ws_kernel<E, kTa, kTb, kCluster>,
+            [&](cudaLaunchAttribute& a, cudaLaunchConfig_t& c) { return launch_config<E, kTa, kTb, kCluster>(g, a, c); },
+            kTa, kTb);
+      });
+    else
+      return describe(
+          wgmma_ws_kernel<E, false, true, kCluster, Split>,
+          [&](cudaLaunchAttribute& a, cudaLaunchConfig_t& c) {
+            return launch_config<E, false, true, kCluster, Split>(g, a, c);
+          },
+          false, true);
+  });
 }
 
 inline Config config_of(int bk) {
