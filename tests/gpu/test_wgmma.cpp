@@ -173,6 +173,18 @@ bool check_case(const Variant& variant, const Case& c, std::uint64_t seed, bool 
   return true;
 }
 
+// A row-major NN tf32 problem of n^3 whose operands all point at `data` (for explain).
+GemmProblem tf32_row_major_nn(std::int64_t n, void* data) {
+  GemmProblem p;
+  p.m = p.n = p.k = n;
+  p.compute = DType::TF32;
+  p.a = shaped(n, n, Layout::RowMajor, DType::F32, 0);
+  p.b = p.a;
+  p.c = p.a;
+  p.a.data = p.b.data = p.c.data = data;
+  return p;
+}
+
 const std::vector<std::int64_t> kShapes[] = {
     {1, 1, 1},     {127, 131, 257}, {128, 256, 64}, {129, 257, 65}, {255, 17, 1},
     {33, 300, 100}, {1000, 7, 300},  {5, 1000, 64},  {300, 520, 1023}, {256, 512, 256},
@@ -311,6 +323,11 @@ TEST(Wgmma, FormIsNamedAndBadKnobsRefused) {
   EXPECT_EQ(s.code(), StatusCode::InvalidValue) << s.describe();
   EXPECT_NE(s.message().find("GEMMLAB_WGMMA_EPILOGUE"), std::string::npos) << s.describe();
   unsetenv("GEMMLAB_WGMMA_EPILOGUE");
+  ASSERT_EQ(setenv("GEMMLAB_WGMMA_OPERANDS", "ldg", 1), 0);
+  s = v.can_implement(p);
+  EXPECT_EQ(s.code(), StatusCode::InvalidValue) << s.describe();
+  EXPECT_NE(s.message().find("GEMMLAB_WGMMA_OPERANDS"), std::string::npos) << s.describe();
+  unsetenv("GEMMLAB_WGMMA_OPERANDS");
 }
 
 // Each rung takes its own types and names itself when given others (no GPU needed).
@@ -346,17 +363,49 @@ TEST(Wgmma, Tf32EveryShapeTranspositionAndLayout) {
   check_case(v, {1000, 1000, 1000, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}, seed++);
 
   DeviceArray buffer(1 << 20);
-  GemmProblem p;
-  p.m = p.n = p.k = 64;
-  p.compute = DType::TF32;
-  p.a = shaped(64, 64, Layout::RowMajor, DType::F32, 0);
-  p.b = p.a;
-  p.c = p.a;
-  p.a.data = p.b.data = p.c.data = buffer.p;
+  GemmProblem p = tf32_row_major_nn(64, buffer.p);
   KernelInfo info;
   ASSERT_TRUE(v.kernel_info(p, info).is_ok());  // row-major NN: B's K is not contiguous
   EXPECT_NE(info.name.find("K-major (transposed) copy of B"), std::string::npos) << info.name;
   EXPECT_EQ(info.name.find("of A"), std::string::npos) << info.name;
+}
+
+// GEMMLAB_WGMMA_OPERANDS=cp_async: a tf32 operand TMA cannot take as stored (K strided, or
+// rows whose pitch is not a multiple of 16 bytes) is loaded by the producer warpgroup with
+// cp.async, transposed on the way, instead of copied first. Every transposition and layout;
+// interior tiles (no bounds checks) and edge tiles (zero-filled), K from one stage to many
+// times round the ring, odd leading dimensions (pad 1: both operands loaded), alpha/beta,
+// beta = 0 with NaN in C. explain names the loaded operands and no copy.
+TEST(Wgmma, Tf32OperandsLoadedByTheProducer) {
+  REQUIRE_HOPPER();
+  const Variant v = cuda::wgmma_ws_tf32_variant();
+  ASSERT_EQ(setenv("GEMMLAB_WGMMA_OPERANDS", "cp_async", 1), 0);
+  std::uint64_t seed = fresh_seed();
+  for (Layout layout : {Layout::RowMajor, Layout::ColMajor})
+    for (Op op_a : {Op::N, Op::T})
+      for (Op op_b : {Op::N, Op::T}) {
+        check_case(v, {512, 512, 256, op_a, op_b, layout, 1.0, 0.0, 0}, seed++);  // interior tiles only
+        check_case(v, {300, 520, 1023, op_a, op_b, layout, 1.0, 0.0, 0}, seed++);
+        check_case(v, {129, 257, 65, op_a, op_b, layout, -1.5, 0.5, 0}, seed++);
+        check_case(v, {257, 259, 97, op_a, op_b, layout, 0.5, 0.0, 1}, seed++);  // pitches of 4 mod 16 bytes
+        check_case(v, {1, 1, 1, op_a, op_b, layout, 1.0, 0.0, 1}, seed++);
+      }
+  check_case(v, {1000, 1000, 1000, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}, seed++);
+  check_case(v, {640, 768, 4096, Op::T, Op::T, Layout::RowMajor, 1.0, 1.0, 3}, seed++);
+
+  DeviceArray buffer(1 << 20);
+  GemmProblem p = tf32_row_major_nn(64, buffer.p);
+  KernelInfo info;
+  ASSERT_TRUE(v.kernel_info(p, info).is_ok());  // row-major NN: B's K is not contiguous
+  EXPECT_NE(info.name.find("no clusters, B loaded by cp.async"), std::string::npos) << info.name;
+  EXPECT_EQ(info.name.find("copy"), std::string::npos) << info.name;
+  p.a.ld = p.b.ld = 65;  // 260-byte rows: neither operand TMA-addressable
+  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
+  EXPECT_NE(info.name.find("A and B loaded by cp.async"), std::string::npos) << info.name;
+  EXPECT_EQ(info.name.find("copy"), std::string::npos) << info.name;
+  unsetenv("GEMMLAB_WGMMA_OPERANDS");
+  ASSERT_TRUE(v.kernel_info(p, info).is_ok());  // the default copies them
+  EXPECT_NE(info.name.find("padded copy of A and a K-major (transposed) copy of B"), std::string::npos) << info.name;
 }
 
 // 3xTF32: every shape, transposition and layout within its own bound (15_wgmma_3xtf32.cu).

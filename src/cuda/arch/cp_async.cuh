@@ -26,6 +26,11 @@ __device__ __forceinline__ void cp_async_4(void* smem_dst, const void* gmem_src,
                : "memory");
 }
 
+// cp.async.ca.shared.global [dst], [src], 4: one word known to lie inside the matrix.
+__device__ __forceinline__ void cp_async_4(void* smem_dst, const void* gmem_src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_address(smem_dst)), "l"(gmem_src) : "memory");
+}
+
 // cp.async.commit_group: closes the group of copies this thread issued since the last commit.
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 

@@ -183,7 +183,7 @@ Status launch(int grid, Stream stream, const CUtensorMap& map_a, const CUtensorM
 Status run(const GemmProblem& p, Stream stream) {
   RowMajorGemm g = canonicalize(p);
   // bf16 needs no K-major staging: the only copies are padded ones (rows re-pitched).
-  GEMMLAB_TRY(wgmma_ws::stage_operands<Element>(g, wgmma_ws::make_plan<Element>(g, /*split=*/false), workspace(),
+  GEMMLAB_TRY(wgmma_ws::stage_operands<Element>(g, wgmma_ws::make_plan<Element>(g, /*split=*/false, wgmma_ws::Options{}), workspace(),
                                                 stream));
   CUtensorMap map_a, map_b;
   GEMMLAB_TRY(encode_tensor_map(wgmma_ws::tma_a<Element>(g), "A", map_a));
@@ -205,7 +205,7 @@ Status can_implement(const GemmProblem& p) {
 
 Status kernel_info(const GemmProblem& p, KernelInfo& out) {
   const RowMajorGemm g = canonicalize(p);
-  const std::string copies = wgmma_ws::describe_copies(wgmma_ws::make_plan<Element>(g, /*split=*/false));
+  const std::string copies = wgmma_ws::describe_copies(wgmma_ws::make_plan<Element>(g, /*split=*/false, wgmma_ws::Options{}));
   return dispatch_trans(g.trans_a, g.trans_b, [&](auto ta, auto tb) {
     return describe_kernel(out, wgmma_kernel<Cfg, decltype(ta)::value, decltype(tb)::value>,
                            kernel_name("wgmma_kernel<bf16>", g.trans_a, g.trans_b) + copies, Cfg::kThreads,

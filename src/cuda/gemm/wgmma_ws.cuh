@@ -26,7 +26,10 @@
 // extra), stores are predicated. An operand whose K is contiguous is read K-major; for
 // 16-bit types, other operands are loaded as 64-wide MN chunks and read MN-major (the
 // transposition bits of wgmma). TMA needs 16-byte aligned bases and row pitches, and tf32
-// K-major operands: other operands are copied first ("what run() does before the kernel").
+// K-major operands: other operands are copied first ("what run() does before the kernel"),
+// or, for tf32 with GEMMLAB_WGMMA_OPERANDS=cp_async, loaded by the whole producer
+// warpgroup with cp.async straight into the swizzled K-major layout ("operands the producer
+// loads itself"; not yet measured on a GPU, so not the default).
 #pragma once
 
 #include <cuda.h>
@@ -41,10 +44,12 @@
 #include <type_traits>
 
 #include "cuda/arch/cluster.cuh"
+#include "cuda/arch/cp_async.cuh"
 #include "cuda/arch/wgmma.cuh"
 #include "cuda/gemm/common.cuh"
 #include "cuda/gemm/operand_staging.cuh"
 #include "cuda/gemm/kernel_info.hpp"
+#include "cuda/gemm/sw128_tile.hpp"
 #include "cuda/gemm/warp_tile.cuh"
 #include "cuda/runtime/buffer.hpp"
 #include "cuda/runtime/check.hpp"
@@ -346,11 +351,138 @@ __device__ __forceinline__ void cluster_tile(int unit, int tiles_m, int tiles_n,
   tm = um * ClusterM + static_cast<int>(rank);
 }
 
-template <class E, bool TransA, bool TransB, int ClusterM, bool Promote = false>
+// ---- operands the producer loads itself ----------------------------------------------
+// A tf32 operand TMA cannot take as it is stored (K strided: the tf32 tensor cores read
+// K-major only; or a row pitch that is not a multiple of 16 bytes) can be loaded by the
+// whole producer warpgroup, word by word with cp.async, straight into the K-major swizzled
+// layout wgmma reads, transposed on the way where K is strided: no copy of the operand
+// before the kernel (about 2 x its bytes of traffic). `Loads` (kernel template) says which
+// operands come this way; the other one still comes by TMA.
+struct LoadedOperand {
+  const float* data = nullptr;
+  long long ld = 0;
+  int rows = 0, k = 0;           // rows: m for A, n for B
+  bool rows_contiguous = false;  // element (r, k) at data[k * ld + r], else data[r * ld + k]
+};
+struct LoadedOperands {
+  LoadedOperand a, b;
+};
+constexpr int kLoadA = 1, kLoadB = 2;  // bits of `Loads`
+static_assert(sw128::kLoaderThreads == kWarpgroup && sw128::kRowBytes == kRowBytes, "sw128_tile.hpp's tile");
+// A thread's loads complete kLoadLag stages after it issued them (cp.async.wait_group): it
+// keeps kLoadLag + 1 stages of copies in flight. The consumers need stage s before the
+// producer may refill stage s - kStages + 1, so the lag must stay below kStages - 1.
+constexpr int kLoadLag = 2;
+static_assert(kLoadLag < kStages - 1, "the producer would wait on a stage only its own late arrival frees");
+
+// This thread's words of one operand tile (`Rows` rows from r0, 32 floats of K from k0).
+// A tile that lies inside the operand (all but the last row and K tiles) goes without
+// bounds checks, at fixed strides (sw128_tile.hpp); at the edges each word is checked and
+// those outside are zero-filled (cp.async with a source size of 0).
+template <int Rows>
+__device__ __forceinline__ void load_tile_words(unsigned char* tile, const LoadedOperand& op, int r0, int k0, int t) {
+  constexpr int kSteps = sw128::kWordsPerThread<Rows>;
+  if (r0 + Rows <= op.rows && k0 + kBK<Tf32Operand> <= op.k) {  // interior
+    if (!op.rows_contiguous) {
+      const sw128::Word first = sw128::k_contiguous<Rows>(t, 0);
+      const float* src = op.data + static_cast<long long>(r0 + first.row) * op.ld + k0 + first.k;
+      const long long step = static_cast<long long>(sw128::k_contiguous<Rows>(t, 1).row - first.row) * op.ld;
+#pragma unroll 8
+      for (int i = 0; i < kSteps; ++i, src += step) {
+        const sw128::Word w = sw128::k_contiguous<Rows>(t, i);
+        arch::cp_async_4(tile + sw128::offset(w.row, 4 * w.k), src);
+      }
+    } else {
+      const sw128::Word first = sw128::rows_contiguous_first(t);
+      const float* src = op.data + static_cast<long long>(k0 + first.k) * op.ld + r0 + first.row;
+      const long long quad_step = static_cast<long long>(sw128::kQuadK) * op.ld;
+#pragma unroll 2
+      for (int quad = 0; quad < sw128::kWordsPerRow / sw128::kQuadK; ++quad, src += quad_step) {
+        unsigned char* dst = tile + sw128::rows_contiguous_offset(t, quad, 0);
+#pragma unroll
+        for (int group = 0; group < sw128::kGroups<Rows>; ++group)
+          arch::cp_async_4(dst + group * sw128::kGroupRows * kRowBytes, src + group * sw128::kGroupRows);
+      }
+    }
+    return;
+  }
+#pragma unroll 4
+  for (int i = 0; i < kSteps; ++i) {
+    const sw128::Word w = op.rows_contiguous ? sw128::rows_contiguous<Rows>(t, i) : sw128::k_contiguous<Rows>(t, i);
+    const long long r = r0 + w.row, k = k0 + w.k;
+    const bool inside = r < op.rows && k < op.k;
+    const float* src = !inside ? op.data : op.rows_contiguous ? op.data + k * op.ld + r : op.data + r * op.ld + k;
+    arch::cp_async_4(tile + sw128::offset(w.row, 4 * w.k), src, inside ? 4 : 0);
+  }
+}
+
+// The producer when it loads operands itself: all four warps of the warpgroup copy their
+// words of each stage, thread 0 also issues the TMA copy of an operand that is not loaded
+// (counted on the `full` barrier as transaction bytes, without an arrival). A thread's
+// words of a stage count once they landed: it waits for its older cp.async groups, makes
+// its writes visible to the async proxy wgmma reads through (fence.proxy.async), then
+// arrives; `full` waits for all 128 arrivals and the TMA bytes.
+template <class E, int Loads>
+__device__ __forceinline__ void produce_loaded(const CUtensorMap* map_a, const CUtensorMap* map_b,
+                                               const LoadedOperands& loads, unsigned char* ring, std::uint64_t* full,
+                                               std::uint64_t* empty, int units, int tiles_m, int tiles_n,
+                                               int k_tiles) {
+  static_assert(E::kBytes == 4 && !E::kMnMajor, "words of tf32 operands, K-major in shared memory");
+  constexpr int kTmaBytes = ((Loads & kLoadA) ? 0 : kABytes) + ((Loads & kLoadB) ? 0 : kBBytes);
+  const int t = threadIdx.x % kWarpgroup;
+  int stage = 0, issued = 0;
+  std::uint32_t phase = 0;
+  const auto landed = [&](int s) {
+    ptx::fence_proxy_async(ptx::space_shared);
+    (void)ptx::mbarrier_arrive(&full[s]);
+  };
+  for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
+    int tm, tn;
+    cluster_tile<1>(unit, tiles_m, tiles_n, 0, tm, tn);
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      while (!ptx::mbarrier_try_wait_parity(&empty[stage], phase ^ 1)) {
+      }
+      unsigned char* a = ring + stage * kStageBytes;
+      unsigned char* b = a + kABytes;
+      const int k0 = kt * kBK<E>;
+      if constexpr (kTmaBytes > 0) {
+        if (t == 0) {
+          ptx::mbarrier_expect_tx(ptx::sem_relaxed, ptx::scope_cta, ptx::space_shared, &full[stage], kTmaBytes);
+          if constexpr (!(Loads & kLoadA)) {
+            const std::int32_t at[2] = {k0, tm * kBM};
+            copy_box<1>(map_a, a, at, &full[stage]);
+          } else {
+            const std::int32_t at[2] = {k0, tn * kBN};
+            copy_box<1>(map_b, b, at, &full[stage]);
+          }
+        }
+      }
+      if constexpr ((Loads & kLoadA) != 0) load_tile_words<kBM>(a, loads.a, tm * kBM, k0, t);
+      if constexpr ((Loads & kLoadB) != 0) load_tile_words<kBN>(b, loads.b, tn * kBN, k0, t);
+      arch::cp_async_commit();
+      if (issued >= kLoadLag) {
+        arch::cp_async_wait<kLoadLag>();
+        landed((stage + kStages - kLoadLag) % kStages);
+      }
+      ++issued;
+      if (++stage == kStages) {
+        stage = 0;
+        phase ^= 1;
+      }
+    }
+  }
+  arch::cp_async_wait<0>();
+  for (int back = issued < kLoadLag ? issued : kLoadLag; back >= 1; --back) landed((stage + kStages - back) % kStages);
+}
+
+template <class E, bool TransA, bool TransB, int ClusterM, bool Promote = false, int Loads = 0>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                    const __grid_constant__ CUtensorMap map_c, Epilogue e, KSchedule schedule) {
+                    const __grid_constant__ CUtensorMap map_c, Epilogue e, KSchedule schedule,
+                    const __grid_constant__ LoadedOperands loads) {
   static_assert(ClusterM == 1 || ClusterM == 2, "clusters of one or two blocks along M");
+  static_assert(Loads == 0 || (ClusterM == 1 && !Promote && !TransA && TransB),
+                "loaded operands: single blocks, one K pass, K-major in shared memory");
   extern __shared__ unsigned char smem_raw[];
   // The swizzle pattern is a function of the address: every stage starts on an atom. (The
   // same offset in every block of a cluster: multicast copies land at the same place.)
@@ -363,7 +495,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const unsigned rank = ClusterM > 1 ? arch::cluster_rank() : 0;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      ptx::mbarrier_init(&full[s], 1);  // the producer's expect_tx arrival
+      // The producer's expect_tx arrival, or every producer thread's when it loads operands.
+      ptx::mbarrier_init(&full[s], Loads != 0 ? kWarpgroup : 1);
       // A stage is free once every consumer warp of the cluster is done with it: the
       // producers of the cluster write their share of B into every block's copy.
       ptx::mbarrier_init(&empty[s], kConsumers * 4 * ClusterM);
@@ -381,9 +514,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if (warpgroup == kConsumers) {  // the producer: the last warpgroup, one warp of it
     arch::setmaxnreg_decrease<kProducerRegisters>();
-    // The whole warp walks the ring and one lane issues the copies, so that no lane waits
-    // in the final cluster barrier while lane 0 of its warp still works.
-    if (threadIdx.x % kWarpgroup < 32) {
+    if constexpr (Loads != 0) {
+      produce_loaded<E, Loads>(&map_a, &map_b, loads, ring, full, empty, units, tiles_m, tiles_n, k_tiles);
+    } else if (threadIdx.x % kWarpgroup < 32) {
+      // The whole warp walks the ring and one lane issues the copies, so that no lane waits
+      // in the final cluster barrier while lane 0 of its warp still works.
       const bool issuer = threadIdx.x % 32 == 0;
       int stage = 0;
       std::uint32_t phase = 0;
@@ -552,10 +687,14 @@ inline TmaMatrix tma_c(const RowMajorGemm& g) {
 //   GEMMLAB_WGMMA_CLUSTER  = 2 | 1          blocks per cluster along M sharing B (default 2)
 //   GEMMLAB_WGMMA_EPILOGUE = tma | registers  C through shared memory and TMA (default), or
 //                                            stored from registers
+//   GEMMLAB_WGMMA_OPERANDS = copy | cp_async  a tf32 operand TMA cannot take as stored is
+//                                            copied before the kernel (default), or loaded
+//                                            by the producer warpgroup (single blocks)
 // Where a form cannot run (one row of tiles, a C that TMA cannot address) the other runs.
 struct Options {
   int cluster_m = 2;
   bool tma_epilogue = true;
+  bool load_operands = false;
 };
 inline Status read_options(Options& o) {
   o = Options{};
@@ -571,6 +710,12 @@ inline Status read_options(Options& o) {
       return {StatusCode::InvalidValue, "GEMMLAB_WGMMA_EPILOGUE must be tma or registers, not '" + v + "'"};
     o.tma_epilogue = v == "tma";
   }
+  if (const char* env = std::getenv("GEMMLAB_WGMMA_OPERANDS")) {
+    const std::string v = env;
+    if (v != "copy" && v != "cp_async")
+      return {StatusCode::InvalidValue, "GEMMLAB_WGMMA_OPERANDS must be copy or cp_async, not '" + v + "'"};
+    o.load_operands = v == "cp_async";
+  }
   return Status::ok();
 }
 
@@ -584,14 +729,18 @@ inline Status check_kernel(const GemmProblem& p, const std::string& rung) {
   return read_options(o);
 }
 
-// The form of the kernel one problem runs: blocks per cluster and epilogue.
+// The form of the kernel one problem runs: blocks per cluster, epilogue, and which operands
+// the producer loads itself (kLoadA | kLoadB; the plan decides, below).
 struct Form {
   int cluster_m;
   bool tma_epilogue;
+  int loads;
 };
-inline Form form_of(const RowMajorGemm& g, const Options& o) {
+inline Form form_of(const RowMajorGemm& g, const Options& o, int loads) {
   Form f;
-  f.cluster_m = ceil_div(g.m, kBM) >= 2 ? o.cluster_m : 1;  // one row of tiles: nothing to share
+  f.loads = loads;
+  // One row of tiles: nothing to share. Loaded operands: no multicast.
+  f.cluster_m = ceil_div(g.m, kBM) >= 2 && loads == 0 ? o.cluster_m : 1;
   f.tma_epilogue = o.tma_epilogue && tma_requirements(tma_c(g), "C").is_ok();
   return f;
 }
@@ -608,9 +757,9 @@ inline int grid_size(int units, int resident_clusters, int cluster_m) {
 
 // The launch of one instantiation: its shared-memory limit raised and its resident
 // clusters counted once (statics per instantiation), and the persistent grid for `g`.
-template <class E, bool TransA, bool TransB, int ClusterM, bool Promote = false>
+template <class E, bool TransA, bool TransB, int ClusterM, bool Promote = false, int Loads = 0>
 Status launch_config(const RowMajorGemm& g, cudaLaunchAttribute& cluster, cudaLaunchConfig_t& config) {
-  const auto kernel = wgmma_ws_kernel<E, TransA, TransB, ClusterM, Promote>;
+  const auto kernel = wgmma_ws_kernel<E, TransA, TransB, ClusterM, Promote, Loads>;
   cluster = {};
   cluster.id = cudaLaunchAttributeClusterDimension;
   cluster.val.clusterDim.x = ClusterM;
@@ -638,15 +787,16 @@ Status launch_config(const RowMajorGemm& g, cudaLaunchAttribute& cluster, cudaLa
   return Status::ok();
 }
 
-template <class E, bool TransA, bool TransB, int ClusterM, bool Promote = false>
+template <class E, bool TransA, bool TransB, int ClusterM, bool Promote = false, int Loads = 0>
 Status launch(const RowMajorGemm& g, Stream stream, const CUtensorMap& map_a, const CUtensorMap& map_b,
-              const CUtensorMap& map_c, const Epilogue& e, const KSchedule& schedule) {
+              const CUtensorMap& map_c, const Epilogue& e, const KSchedule& schedule,
+              const LoadedOperands& loads = {}) {
   cudaLaunchAttribute cluster;
   cudaLaunchConfig_t config;
-  GEMMLAB_TRY((launch_config<E, TransA, TransB, ClusterM, Promote>(g, cluster, config)));
+  GEMMLAB_TRY((launch_config<E, TransA, TransB, ClusterM, Promote, Loads>(g, cluster, config)));
   config.stream = static_cast<cudaStream_t>(stream);
-  CUDA_CHECK(cudaLaunchKernelEx(&config, wgmma_ws_kernel<E, TransA, TransB, ClusterM, Promote>, map_a, map_b, map_c,
-                                e, schedule));
+  CUDA_CHECK(cudaLaunchKernelEx(&config, wgmma_ws_kernel<E, TransA, TransB, ClusterM, Promote, Loads>, map_a, map_b,
+                                map_c, e, schedule, loads));
   CUDA_CHECK_LAUNCH("wgmma_ws_kernel");
   return Status::ok();
 }
@@ -658,18 +808,37 @@ decltype(auto) dispatch_cluster(int cluster_m, F&& f) {
   return f(std::integral_constant<int, 1>{});
 }
 
-// Launches the kernel on a canonical problem whose operands TMA can address. `map_k` is
-// the K extent of the tensor maps (g.k, or both segments of a split operand).
+// Calls f(std::integral_constant<int, Loads>) for the loaded operands (kLoadA | kLoadB, not 0).
+template <class F>
+decltype(auto) dispatch_loads(int loads, F&& f) {
+  if (loads == kLoadA) return f(std::integral_constant<int, kLoadA>{});
+  if (loads == kLoadB) return f(std::integral_constant<int, kLoadB>{});
+  return f(std::integral_constant<int, kLoadA | kLoadB>{});
+}
+
+// How the producer reads a loaded operand of the canonical problem: op(A) is m x k, stored
+// k x m when trans_a; op(B) is k x n, seen as n rows of K, stored n x k when trans_b.
+inline LoadedOperands loaded_operands(const RowMajorGemm& g) {
+  LoadedOperands l;
+  l.a = {static_cast<const float*>(g.a), g.lda, static_cast<int>(g.m), static_cast<int>(g.k), g.trans_a};
+  l.b = {static_cast<const float*>(g.b), g.ldb, static_cast<int>(g.n), static_cast<int>(g.k), !g.trans_b};
+  return l;
+}
+
+// Launches the kernel on a canonical problem whose operands TMA can address, except those
+// in `loads` (the producer loads them itself). `map_k` is the K extent of the tensor maps
+// (g.k, or both segments of a split operand).
 template <class E, bool Promote = false>
-Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule& schedule, Stream stream) {
+Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule& schedule, Stream stream,
+                     int loads = 0) {
   Options options;
   GEMMLAB_TRY(read_options(options));
-  const Form form = form_of(g, options);
+  const Form form = form_of(g, options, loads);
   RowMajorGemm view = g;
   view.k = map_k;
-  CUtensorMap map_a, map_b, map_c{};
-  GEMMLAB_TRY(encode_tensor_map(tma_a<E>(view), "A", map_a));
-  GEMMLAB_TRY(encode_tensor_map(tma_b<E>(view, form.cluster_m), "B", map_b));
+  CUtensorMap map_a{}, map_b{}, map_c{};
+  if (!(loads & kLoadA)) GEMMLAB_TRY(encode_tensor_map(tma_a<E>(view), "A", map_a));
+  if (!(loads & kLoadB)) GEMMLAB_TRY(encode_tensor_map(tma_b<E>(view, form.cluster_m), "B", map_b));
   if (form.tma_epilogue) GEMMLAB_TRY(encode_tensor_map(tma_c(g), "C", map_c));
   Epilogue e{static_cast<float*>(g.c),       g.ldc, static_cast<int>(g.m), static_cast<int>(g.n),
              static_cast<float>(g.alpha), static_cast<float>(g.beta), form.tma_epilogue};
@@ -681,6 +850,15 @@ Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule&
                                                                              schedule);
       });
     } else {
+      if (loads != 0) {
+        if constexpr (kCluster == 1 && !Promote) {
+          return dispatch_loads(loads, [&](auto l) -> Status {
+            return launch<E, false, true, 1, false, decltype(l)::value>(g, stream, map_a, map_b, map_c, e, schedule,
+                                                                        loaded_operands(g));
+          });
+        }
+        return {StatusCode::InternalError, "wgmma_ws: loaded operands in a cluster or a split run"};
+      }
       if (g.trans_a || !g.trans_b)
         return {StatusCode::InternalError, "wgmma_ws: a tf32 operand reached the kernel MN-major"};
       return launch<E, false, true, kCluster, Promote>(g, stream, map_a, map_b, map_c, e, schedule);
@@ -696,7 +874,9 @@ Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule&
 //  - K-major: a tf32 operand whose K is not contiguous, transposed on the way
 //    (operand_staging.cuh; the tf32 tensor cores have no MN-major form);
 //  - split (3xTF32): every operand, K-major, as [big | small] tf32 parts.
-enum class Copy : std::uint8_t { None, Padded, KMajor, Split };
+// Or, with GEMMLAB_WGMMA_OPERANDS=cp_async, a tf32 operand that would be padded or made
+// K-major is not copied: the producer loads it itself (Loaded; needs only 4-byte words).
+enum class Copy : std::uint8_t { None, Padded, KMajor, Split, Loaded };
 
 template <class E>
 std::int64_t tma_pitch(std::int64_t cols) {
@@ -718,20 +898,26 @@ struct Plan {
   OperandPlan a, b;
   bool split = false;
   std::size_t bytes() const { return a.bytes + b.bytes; }
+  int loads() const { return (a.copy == Copy::Loaded ? kLoadA : 0) | (b.copy == Copy::Loaded ? kLoadB : 0); }
 };
 
-// `k_major`: op(X)'s K is contiguous; `rows`: m for A, n for B.
+// `k_major`: op(X)'s K is contiguous; `rows`: m for A, n for B; `may_load`: the producer
+// may load an operand TMA cannot take (tf32, GEMMLAB_WGMMA_OPERANDS=cp_async).
 template <class E>
 OperandPlan plan_operand(const TmaMatrix& view, bool k_major, std::int64_t rows, std::int64_t k, bool split,
-                         const char* name) {
+                         bool may_load, const char* name) {
   OperandPlan o;
+  const bool tma_ok = tma_requirements(view, name).is_ok();
   if (split) {
     o.copy = Copy::Split;
     o.layout = {static_cast<int>((k + kBK<E> - 1) / kBK<E> * kBK<E>), 2};
+  } else if (may_load && (!k_major || !tma_ok) && reinterpret_cast<std::uintptr_t>(view.base) % 4 == 0) {
+    o.copy = Copy::Loaded;
+    return o;
   } else if (!E::kMnMajor && !k_major) {
     o.copy = Copy::KMajor;
     o.layout = {static_cast<int>(tma_pitch<E>(k)), 1};
-  } else if (!tma_requirements(view, name).is_ok()) {
+  } else if (!tma_ok) {
     o.copy = Copy::Padded;
     o.bytes = aligned(static_cast<std::size_t>(view.rows) * tma_pitch<E>(static_cast<std::int64_t>(view.cols)) *
                       E::kBytes);
@@ -744,11 +930,12 @@ OperandPlan plan_operand(const TmaMatrix& view, bool k_major, std::int64_t rows,
 }
 
 template <class E>
-Plan make_plan(const RowMajorGemm& g, bool split) {
+Plan make_plan(const RowMajorGemm& g, bool split, const Options& options) {
   Plan plan;
   plan.split = split;
-  plan.a = plan_operand<E>(tma_a<E>(g), !g.trans_a, g.m, g.k, split, "A");
-  plan.b = plan_operand<E>(tma_b<E>(g), g.trans_b, g.n, g.k, split, "B");
+  const bool may_load = options.load_operands && E::kBytes == 4 && !E::kMnMajor;
+  plan.a = plan_operand<E>(tma_a<E>(g), !g.trans_a, g.m, g.k, split, may_load, "A");
+  plan.b = plan_operand<E>(tma_b<E>(g), g.trans_b, g.n, g.k, split, may_load, "B");
   return plan;
 }
 
@@ -796,7 +983,9 @@ struct Workspace {
 template <class E, bool Split = false>
 Status prepare(const GemmProblem& p, Workspace& w) {
   if (p.m == 0 || p.n == 0 || p.k == 0) return Status::ok();
-  return w.reserve(make_plan<E>(canonicalize(p), Split).bytes());
+  Options options;
+  GEMMLAB_TRY(read_options(options));
+  return w.reserve(make_plan<E>(canonicalize(p), Split, options).bytes());
 }
 
 // Enqueues the plan's copies into the workspace (sized by prepare()) and points `g` at them.
@@ -806,9 +995,10 @@ Status stage_operands(RowMajorGemm& g, const Plan& plan, const Workspace& w, Str
     return {StatusCode::InternalError, "wgmma: run() before prepare() sized the workspace for this problem"};
   auto* base = static_cast<unsigned char*>(w.memory.data());
   const std::int64_t k = g.k;
-  if (plan.a.copy != Copy::None)
+  const auto copied = [](const OperandPlan& o) { return o.copy != Copy::None && o.copy != Copy::Loaded; };
+  if (copied(plan.a))
     GEMMLAB_TRY(copy_operand<E>(plan.a, tma_a<E>(g), !g.trans_a, g.m, k, g.a, g.lda, g.trans_a, false, base, stream));
-  if (plan.b.copy != Copy::None)
+  if (copied(plan.b))
     GEMMLAB_TRY(copy_operand<E>(plan.b, tma_b<E>(g), g.trans_b, g.n, k, g.b, g.ldb, g.trans_b, true,
                                 base + plan.a.bytes, stream));
   return Status::ok();
@@ -817,11 +1007,13 @@ Status stage_operands(RowMajorGemm& g, const Plan& plan, const Workspace& w, Str
 template <class E, bool Split = false>
 Status run(const GemmProblem& p, Stream stream, const Workspace& w) {
   RowMajorGemm g = canonicalize(p);
-  const Plan plan = make_plan<E>(g, Split);
+  Options options;
+  GEMMLAB_TRY(read_options(options));
+  const Plan plan = make_plan<E>(g, Split, options);
   const std::int64_t k = g.k;
   GEMMLAB_TRY(stage_operands<E>(g, plan, w, stream));
   if constexpr (!Split) {
-    return run_canonical<E>(g, k, {ceil_div(k, kBK<E>), 1, 0}, stream);
+    return run_canonical<E>(g, k, {ceil_div(k, kBK<E>), 1, 0}, stream, plan.loads());
   } else {
     const int segment = plan.a.layout.segment;
     return run_canonical<E, /*Promote=*/true>(g, 2LL * segment, {segment / kBK<E>, 3, segment}, stream);
@@ -834,6 +1026,7 @@ inline const char* describe_copy(Copy c) {
     case Copy::Padded: return "a padded copy";
     case Copy::KMajor: return "a K-major (transposed) copy";
     case Copy::Split: return "a split into tf32 big and small parts";
+    case Copy::Loaded: return "";
   }
   return "";
 }
@@ -842,19 +1035,20 @@ inline const char* describe_copy(Copy c) {
 // name: which copies run before it and their traffic (each copy reads its source and writes
 // the workspace; a split reads half what it writes).
 inline std::string describe_copies(const Plan& plan) {
-  const auto moved = [](const OperandPlan& o) {
-    if (o.copy == Copy::None) return 0.0;
+  const auto copied = [](const OperandPlan& o) { return o.copy != Copy::None && o.copy != Copy::Loaded; };
+  const auto moved = [&](const OperandPlan& o) {
+    if (!copied(o)) return 0.0;
     return static_cast<double>(o.bytes) * (o.copy == Copy::Split ? 1.5 : 2.0);
   };
   const double bytes = moved(plan.a) + moved(plan.b);
   std::string copies;
-  if (plan.a.copy != Copy::None && plan.a.copy == plan.b.copy)
+  if (copied(plan.a) && plan.a.copy == plan.b.copy)
     copies = std::string(" after ") + describe_copy(plan.a.copy) + " of A and B";
-  else if (plan.a.copy != Copy::None || plan.b.copy != Copy::None) {
+  else if (copied(plan.a) || copied(plan.b)) {
     copies = " after ";
-    if (plan.a.copy != Copy::None) copies += std::string(describe_copy(plan.a.copy)) + " of A";
-    if (plan.a.copy != Copy::None && plan.b.copy != Copy::None) copies += " and ";
-    if (plan.b.copy != Copy::None) copies += std::string(describe_copy(plan.b.copy)) + " of B";
+    if (copied(plan.a)) copies += std::string(describe_copy(plan.a.copy)) + " of A";
+    if (copied(plan.a) && copied(plan.b)) copies += " and ";
+    if (copied(plan.b)) copies += std::string(describe_copy(plan.b.copy)) + " of B";
   }
   if (bytes > 0) {
     char text[48];
@@ -864,9 +1058,13 @@ inline std::string describe_copies(const Plan& plan) {
   return copies;
 }
 
-// " (clusters of 2, TMA-store epilogue, 128 blocks)": the form run() launches for this problem.
+// " (clusters of 2, TMA-store epilogue, 128 blocks)", " (no clusters, B loaded by cp.async,
+// ...)": the form run() launches for this problem.
 inline std::string describe_form(const Form& f, unsigned blocks) {
   std::string text = f.cluster_m > 1 ? " (clusters of " + std::to_string(f.cluster_m) + ", " : " (no clusters, ";
+  if (f.loads != 0)
+    text += std::string(f.loads == (kLoadA | kLoadB) ? "A and B" : f.loads == kLoadA ? "A" : "B") +
+            " loaded by cp.async, ";
   return text + (f.tma_epilogue ? "TMA-store epilogue, " : "epilogue from registers, ") + std::to_string(blocks) +
          " blocks)";
 }
@@ -876,8 +1074,9 @@ Status kernel_info(const GemmProblem& p, KernelInfo& out, const char* name) {
   const RowMajorGemm g = canonicalize(p);
   Options options;
   GEMMLAB_TRY(read_options(options));
-  const Form form = form_of(g, options);
-  const std::string copies = describe_copies(make_plan<E>(g, Split));
+  const Plan plan = make_plan<E>(g, Split, options);
+  const Form form = form_of(g, options, plan.loads());
+  const std::string copies = describe_copies(plan);
   const auto describe = [&](auto kernel, auto configure, bool trans_a, bool trans_b) -> Status {
     cudaLaunchAttribute cluster;
     cudaLaunchConfig_t config;
@@ -894,6 +1093,16 @@ Status kernel_info(const GemmProblem& p, KernelInfo& out, const char* name) {
             wgmma_ws_kernel<E, kTa, kTb, kCluster>,
             [&](cudaLaunchAttribute& a, cudaLaunchConfig_t& c) { return launch_config<E, kTa, kTb, kCluster>(g, a, c); },
             kTa, kTb);
+      });
+    else if (form.loads != 0 && kCluster == 1 && !Split)
+      return dispatch_loads(form.loads, [&](auto l) {
+        constexpr int kLoads = decltype(l)::value;
+        return describe(
+            wgmma_ws_kernel<E, false, true, 1, false, kLoads>,
+            [&](cudaLaunchAttribute& a, cudaLaunchConfig_t& c) {
+              return launch_config<E, false, true, 1, false, kLoads>(g, a, c);
+            },
+            g.trans_a, g.trans_b);
       });
     else
       return describe(
