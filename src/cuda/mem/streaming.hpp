@@ -9,16 +9,13 @@
 #include <array>
 #include <cstdint>
 
+#include "cuda/mem/bulk_split.hpp"
 #include "gemmlab/status.hpp"
 
 namespace gemmlab::cuda::mem {
 
 inline constexpr int kStreamThreads = 256;
 inline constexpr int kCopyThreads = 1024;  // the copy kernel's blocks (see streaming.cu)
-// The bulk read: 4 stages of 48 KiB per SM, 512 threads summing them.
-inline constexpr int kBulkStages = 4;
-inline constexpr int kBulkTileBytes = 48 * 1024;
-inline constexpr int kBulkThreads = 512;
 // Loads in flight per thread that the copy and read kernels are instantiated for.
 inline constexpr std::array<int, 4> kUnrolls = {1, 2, 4, 8};
 
