@@ -330,6 +330,47 @@ TEST(Wgmma, FormIsNamedAndBadKnobsRefused) {
   unsetenv("GEMMLAB_WGMMA_OPERANDS");
 }
 
+// Every instantiation of the tensor-core kernels keeps its state in registers: no local
+// memory (spills, or a stack frame such as the 512 bytes a `break` in the unrolled epilogue
+// once cost, which --warn-on-spills does not report). Every transposition, cluster form and
+// operand route that explain can name.
+TEST(Wgmma, KernelsUseNoLocalMemory) {
+  REQUIRE_HOPPER();
+  DeviceArray buffer(1 << 22);
+  const auto check = [&](const Variant& v, DType type, std::int64_t ld) {
+    for (Op op_a : {Op::N, Op::T})
+      for (Op op_b : {Op::N, Op::T}) {
+        GemmProblem p;
+        p.m = p.n = p.k = 512;
+        p.op_a = op_a;
+        p.op_b = op_b;
+        p.compute = v.compute;
+        p.a = shaped(512, 512, Layout::RowMajor, type, 0);
+        p.a.ld = ld;
+        p.b = p.a;
+        p.c = shaped(512, 512, Layout::RowMajor, DType::F32, 0);
+        p.a.data = p.b.data = p.c.data = buffer.p;
+        KernelInfo info;
+        ASSERT_TRUE(v.kernel_info(p, info).is_ok()) << v.name;
+        cudaFuncAttributes attributes{};
+        ASSERT_EQ(cudaFuncGetAttributes(&attributes, info.function), cudaSuccess) << info.name;
+        EXPECT_EQ(attributes.localSizeBytes, 0u) << info.name << ": local memory (spills or a stack frame)";
+      }
+  };
+  for (const char* cluster : {"1", "2"}) {
+    ASSERT_EQ(setenv("GEMMLAB_WGMMA_CLUSTER", cluster, 1), 0);
+    for (const Variant& v : two_byte_rungs()) check(v, v.input, 512);
+    check(cuda::wgmma_3xtf32_variant(), DType::F32, 512);
+    for (const char* operands : {"copy", "cp_async"}) {
+      ASSERT_EQ(setenv("GEMMLAB_WGMMA_OPERANDS", operands, 1), 0);
+      check(cuda::wgmma_ws_tf32_variant(), DType::F32, 512);
+      check(cuda::wgmma_ws_tf32_variant(), DType::F32, 513);  // rows TMA cannot address: both loaded
+    }
+  }
+  unsetenv("GEMMLAB_WGMMA_CLUSTER");
+  unsetenv("GEMMLAB_WGMMA_OPERANDS");
+}
+
 // Each rung takes its own types and names itself when given others (no GPU needed).
 TEST(Wgmma, RungsRefuseOtherPrecisions) {
   GemmProblem p;
