@@ -78,23 +78,29 @@ Matrix shaped(std::int64_t rows, std::int64_t cols, Layout layout, DType type, s
   return x;
 }
 
+// The case's problem for `variant`: shapes, transpositions, layouts and scalars, no data.
+GemmProblem problem_of(const Variant& variant, const Case& c) {
+  GemmProblem p;
+  p.m = c.m;
+  p.n = c.n;
+  p.k = c.k;
+  p.op_a = c.op_a;
+  p.op_b = c.op_b;
+  p.alpha = c.alpha;
+  p.beta = c.beta;
+  p.compute = variant.compute;
+  const DType in = variant.input;
+  p.a = c.op_a == Op::N ? shaped(c.m, c.k, c.layout, in, c.pad) : shaped(c.k, c.m, c.layout, in, c.pad);
+  p.b = c.op_b == Op::N ? shaped(c.k, c.n, c.layout, in, c.pad) : shaped(c.n, c.k, c.layout, in, c.pad);
+  p.c = shaped(c.m, c.n, c.layout, DType::F32, c.pad);
+  return p;
+}
+
 // Runs `variant` on the case and checks every element of C against the reference. Returns
 // false (checking nothing) when the variant refuses the layout and `may_refuse` is set.
 bool check_case(const Variant& variant, const Case& c, std::uint64_t seed, bool may_refuse = false) {
   SCOPED_TRACE(describe(c) + fmt::format(" seed {}", seed));
-  GemmProblem host;
-  host.m = c.m;
-  host.n = c.n;
-  host.k = c.k;
-  host.op_a = c.op_a;
-  host.op_b = c.op_b;
-  host.alpha = c.alpha;
-  host.beta = c.beta;
-  host.compute = variant.compute;
-  const DType in = variant.input;
-  host.a = c.op_a == Op::N ? shaped(c.m, c.k, c.layout, in, c.pad) : shaped(c.k, c.m, c.layout, in, c.pad);
-  host.b = c.op_b == Op::N ? shaped(c.k, c.n, c.layout, in, c.pad) : shaped(c.n, c.k, c.layout, in, c.pad);
-  host.c = shaped(c.m, c.n, c.layout, DType::F32, c.pad);
+  GemmProblem host = problem_of(variant, c);
 
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -144,7 +150,7 @@ bool check_case(const Variant& variant, const Case& c, std::uint64_t seed, bool 
 
   // The rung's own bound where it has one (3xTF32), else its types': bf16 products are
   // exact in f32, tf32 math reduces each f32 input, the tensor cores' adders truncate.
-  const Tolerance tolerance = variant.tolerance.value_or(tolerance_for(in, variant.compute, DType::F32));
+  const Tolerance tolerance = variant.tolerance.value_or(tolerance_for(variant.input, variant.compute, DType::F32));
   std::int64_t bad = 0, unwritten = 0;
   for (std::int64_t i = 0; i < c.m; ++i)
     for (std::int64_t j = 0; j < c.n; ++j) {
@@ -328,6 +334,48 @@ TEST(Wgmma, FormIsNamedAndBadKnobsRefused) {
   EXPECT_EQ(s.code(), StatusCode::InvalidValue) << s.describe();
   EXPECT_NE(s.message().find("GEMMLAB_WGMMA_OPERANDS"), std::string::npos) << s.describe();
   unsetenv("GEMMLAB_WGMMA_OPERANDS");
+  ASSERT_EQ(setenv("GEMMLAB_WGMMA_TAIL", "split_k", 1), 0);
+  s = v.can_implement(p);
+  EXPECT_EQ(s.code(), StatusCode::InvalidValue) << s.describe();
+  EXPECT_NE(s.message().find("GEMMLAB_WGMMA_TAIL"), std::string::npos) << s.describe();
+  unsetenv("GEMMLAB_WGMMA_TAIL");
+}
+
+// GEMMLAB_WGMMA_TAIL=stream_k: units left over after the whole rounds are cut by K over all
+// clusters (src/cuda/gemm/stream_k.hpp; the schedule itself is checked on the host). Shapes
+// sized from this GPU's SM count so that a tail runs (explain must say so): one and a half
+// rounds; a last unit row with one tile row (its second block multiplies nothing but still
+// writes and waits); ragged K; alpha/beta and beta = 0 with NaN in C; bf16 and tf32.
+TEST(Wgmma, StreamKTailGivesTheSameSums) {
+  REQUIRE_HOPPER();
+  int device = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  const std::int64_t clusters = sms / 2;  // one block per SM, clusters of two along M
+  ASSERT_EQ(setenv("GEMMLAB_WGMMA_TAIL", "stream_k", 1), 0);
+  ASSERT_EQ(setenv("GEMMLAB_WGMMA_CLUSTER", "2", 1), 0);
+  std::uint64_t seed = fresh_seed();
+  const Variant bf16 = cuda::wgmma_ws_variant(DType::BF16), tf32 = cuda::wgmma_ws_tf32_variant();
+  const std::int64_t n_rounds = (clusters + clusters / 2) * 256;  // units of 2 x 128 rows by 256 columns
+  const std::vector<std::pair<const Variant*, Case>> cases = {
+      {&bf16, {256, n_rounds, 785, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}},
+      {&bf16, {384, (clusters / 2 + 17) * 256 - 100, 520, Op::T, Op::N, Layout::ColMajor, -0.5, 1.5, 3}},
+      {&tf32, {256, n_rounds, 389, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}},
+  };
+  for (const auto& [v, c] : cases) {
+    DeviceArray buffer(1 << 20);
+    GemmProblem p = problem_of(*v, c);  // descriptors only: explain reads no data
+    p.a.data = p.b.data = p.c.data = buffer.p;
+    KernelInfo info;
+    ASSERT_TRUE(v->kernel_info(p, info).is_ok());
+    EXPECT_NE(info.name.find("stream-K tail"), std::string::npos) << describe(c) << ": " << info.name;
+    cudaFuncAttributes attributes{};
+    ASSERT_EQ(cudaFuncGetAttributes(&attributes, info.function), cudaSuccess);
+    EXPECT_EQ(attributes.localSizeBytes, 0u) << info.name << ": local memory (spills or a stack frame)";
+    check_case(*v, c, seed++);
+  }
+  unsetenv("GEMMLAB_WGMMA_TAIL");
+  unsetenv("GEMMLAB_WGMMA_CLUSTER");
 }
 
 // Every instantiation of the tensor-core kernels keeps its state in registers: no local

@@ -22,6 +22,11 @@
 // The same kernel runs 3xTF32 (15_wgmma_3xtf32.cu): three K passes over split operands
 // (KSchedule), the last one promoted to f32 sums (promoted_stages).
 //
+// Whole rounds leave SMs idle where the units do not divide evenly (128 of 132 blocks at
+// 4096^3 and 8192^3). With GEMMLAB_WGMMA_TAIL=stream_k the units left over after the whole
+// rounds are cut by K over all clusters instead, and partial sums meet in global memory
+// (stream_k.hpp, "the stream-K tail"; not yet measured on a GPU, so not the default).
+//
 // Any shape: TMA zero-fills what lies outside A and B (ragged M, N and K cost nothing
 // extra), stores are predicated. An operand whose K is contiguous is read K-major; for
 // 16-bit types, other operands are loaded as 64-wide MN chunks and read MN-major (the
@@ -45,10 +50,12 @@
 
 #include "cuda/arch/cluster.cuh"
 #include "cuda/arch/cp_async.cuh"
+#include "cuda/arch/grid_sync.cuh"
 #include "cuda/arch/wgmma.cuh"
 #include "cuda/gemm/common.cuh"
 #include "cuda/gemm/operand_staging.cuh"
 #include "cuda/gemm/kernel_info.hpp"
+#include "cuda/gemm/stream_k.hpp"
 #include "cuda/gemm/sw128_tile.hpp"
 #include "cuda/gemm/warp_tile.cuh"
 #include "cuda/runtime/buffer.hpp"
@@ -425,8 +432,8 @@ __device__ __forceinline__ void load_tile_words(unsigned char* tile, const Loade
 template <class E, int Loads>
 __device__ __forceinline__ void produce_loaded(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                                const LoadedOperands& loads, unsigned char* ring, std::uint64_t* full,
-                                               std::uint64_t* empty, int units, int tiles_m, int tiles_n,
-                                               int k_tiles) {
+                                               std::uint64_t* empty, const stream_k::Schedule& plan, int tiles_m,
+                                               int tiles_n) {
   static_assert(E::kBytes == 4 && !E::kMnMajor, "words of tf32 operands, K-major in shared memory");
   constexpr int kTmaBytes = ((Loads & kLoadA) ? 0 : kABytes) + ((Loads & kLoadB) ? 0 : kBBytes);
   const int t = threadIdx.x % kWarpgroup;
@@ -436,10 +443,12 @@ __device__ __forceinline__ void produce_loaded(const CUtensorMap* map_a, const C
     ptx::fence_proxy_async(ptx::space_shared);
     (void)ptx::mbarrier_arrive(&full[s]);
   };
-  for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
+  stream_k::Cursor cursor(plan, blockIdx.x);
+  stream_k::Work work;
+  while (cursor.next(work)) {
     int tm, tn;
-    cluster_tile<1>(unit, tiles_m, tiles_n, 0, tm, tn);
-    for (int kt = 0; kt < k_tiles; ++kt) {
+    cluster_tile<1>(work.unit, tiles_m, tiles_n, 0, tm, tn);
+    for (int kt = work.k_begin; kt < work.k_end; ++kt) {
       while (!ptx::mbarrier_try_wait_parity(&empty[stage], phase ^ 1)) {
       }
       unsigned char* a = ring + stage * kStageBytes;
@@ -475,14 +484,62 @@ __device__ __forceinline__ void produce_loaded(const CUtensorMap* map_a, const C
   for (int back = issued < kLoadLag ? issued : kLoadLag; back >= 1; --back) landed((stage + kStages - back) % kStages);
 }
 
-template <class E, bool TransA, bool TransB, int ClusterM, bool Promote = false, int Loads = 0>
+// ---- the stream-K tail ---------------------------------------------------------------
+// With GEMMLAB_WGMMA_TAIL=stream_k, units left over after the whole rounds are cut by K
+// across all clusters (stream_k.hpp). A block whose piece of such a unit is not the first
+// (a writer) leaves its partial sums in global memory and counts itself on the unit's
+// counter; the block with the first piece (the owner, last in its own work) waits for the
+// writers, adds their partials and writes C.
+constexpr int kConsumerThreads = kConsumers * kWarpgroup;
+constexpr int kTileFloats = kBM * kBN;  // a block's accumulators: 128 per consumer thread
+constexpr int kStreamKBarrier = 1 + kConsumers;  // named barriers 1..kConsumers: the epilogues
+struct StreamKArgs {
+  stream_k::Schedule schedule;  // of the clusters; read only by the stream-K instantiation
+  float* partials = nullptr;    // one tile per block (a block writes at most one partial)
+  int* arrived = nullptr;       // per tail unit and rank in the cluster: writers done; 0 between runs
+};
+
+// A writer: its accumulators, element i of consumer thread t at partial[i * 256 + t]
+// (coalesced, and the owner's thread t holds the same elements), then one release add.
+__device__ __forceinline__ void write_partial(const float (&acc)[128], float* partial, int* arrived) {
+  const int t = threadIdx.x;  // consumer threads are the first kConsumerThreads
+#pragma unroll
+  for (int i = 0; i < 128; ++i) __stcg(partial + i * kConsumerThreads + t, acc[i]);
+  arch::named_barrier_sync(kStreamKBarrier, kConsumerThreads);
+  if (t == 0) arch::release_add_gpu(arrived, 1);
+}
+
+// The owner: waits for `writers` partials (blocks `first_writer`, `first_writer` +
+// ClusterM, ...) and returns acc plus them in `total`, resetting the counter for the next
+// run. (A separate array: adds into registers a wgmma accumulates into serialise the MMAs.)
+template <int ClusterM>
+__device__ __forceinline__ void add_partials(const float (&acc)[128], float (&total)[128], const float* partials,
+                                             int first_writer, int writers, int* arrived) {
+  const int t = threadIdx.x;
+  if (t == 0) {
+    while (arch::load_acquire_gpu(arrived) < writers) {
+    }
+    arch::store_relaxed_gpu(arrived, 0);
+  }
+  arch::named_barrier_sync(kStreamKBarrier, kConsumerThreads);
+#pragma unroll
+  for (int i = 0; i < 128; ++i) total[i] = acc[i];
+  for (int w = 0; w < writers; ++w) {
+    const float* partial = partials + static_cast<long long>(first_writer + w * ClusterM) * kTileFloats;
+#pragma unroll
+    for (int i = 0; i < 128; ++i) total[i] += __ldcg(partial + i * kConsumerThreads + t);
+  }
+}
+
+template <class E, bool TransA, bool TransB, int ClusterM, bool Promote = false, int Loads = 0, bool StreamK = false>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                     const __grid_constant__ CUtensorMap map_c, Epilogue e, KSchedule schedule,
-                    const __grid_constant__ LoadedOperands loads) {
+                    const __grid_constant__ LoadedOperands loads, const __grid_constant__ StreamKArgs sk) {
   static_assert(ClusterM == 1 || ClusterM == 2, "clusters of one or two blocks along M");
   static_assert(Loads == 0 || (ClusterM == 1 && !Promote && !TransA && TransB),
                 "loaded operands: single blocks, one K pass, K-major in shared memory");
+  static_assert(!(StreamK && (Promote || Loads != 0)), "the stream-K tail: one K pass, TMA operands");
   extern __shared__ unsigned char smem_raw[];
   // The swizzle pattern is a function of the address: every stage starts on an atom. (The
   // same offset in every block of a cluster: multicast copies land at the same place.)
@@ -511,36 +568,40 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int units = ceil_div(tiles_m, ClusterM) * tiles_n;
   const int cluster = blockIdx.x / ClusterM, clusters = gridDim.x / ClusterM;
   const int k_tiles = schedule.k_tiles * schedule.segments;
+  // This cluster's work: whole units round-robin, then (StreamK) pieces of the tail.
+  const stream_k::Schedule plan = StreamK ? sk.schedule : stream_k::rounds_only(units, clusters, k_tiles);
 
   if (warpgroup == kConsumers) {  // the producer: the last warpgroup, one warp of it
     arch::setmaxnreg_decrease<kProducerRegisters>();
     if constexpr (Loads != 0) {
-      produce_loaded<E, Loads>(&map_a, &map_b, loads, ring, full, empty, units, tiles_m, tiles_n, k_tiles);
+      produce_loaded<E, Loads>(&map_a, &map_b, loads, ring, full, empty, plan, tiles_m, tiles_n);
     } else if (threadIdx.x % kWarpgroup < 32) {
       // The whole warp walks the ring and one lane issues the copies, so that no lane waits
       // in the final cluster barrier while lane 0 of its warp still works.
       const bool issuer = threadIdx.x % 32 == 0;
       int stage = 0;
       std::uint32_t phase = 0;
-      for (int unit = cluster; unit < units; unit += clusters) {
+      stream_k::Cursor cursor(plan, cluster);
+      stream_k::Work work;
+      while (cursor.next(work)) {
         int tm, tn;
-        cluster_tile<ClusterM>(unit, tiles_m, tiles_n, rank, tm, tn);
-        for (int segment = 0; segment < schedule.segments; ++segment)
-          for (int kt = 0; kt < schedule.k_tiles; ++kt) {
-            // A fresh barrier counts as having completed the phase before phase 0: the first
-            // pass over the ring does not wait.
-            while (!ptx::mbarrier_try_wait_parity(&empty[stage], phase ^ 1)) {
-            }
-            if (issuer)
-              load_stage<E, TransA, TransB, ClusterM>(&map_a, &map_b, ring + stage * kStageBytes, &full[stage],
-                                                      tm * kBM, tn * kBN, schedule.a_column(segment, kt * kBK<E>),
-                                                      schedule.b_column(segment, kt * kBK<E>), rank);
-            __syncwarp();
-            if (++stage == kStages) {
-              stage = 0;
-              phase ^= 1;
-            }
+        cluster_tile<ClusterM>(work.unit, tiles_m, tiles_n, rank, tm, tn);
+        for (int step = work.k_begin; step < work.k_end; ++step) {
+          const int segment = step / schedule.k_tiles, kt = step - segment * schedule.k_tiles;
+          // A fresh barrier counts as having completed the phase before phase 0: the first
+          // pass over the ring does not wait.
+          while (!ptx::mbarrier_try_wait_parity(&empty[stage], phase ^ 1)) {
           }
+          if (issuer)
+            load_stage<E, TransA, TransB, ClusterM>(&map_a, &map_b, ring + stage * kStageBytes, &full[stage],
+                                                    tm * kBM, tn * kBN, schedule.a_column(segment, kt * kBK<E>),
+                                                    schedule.b_column(segment, kt * kBK<E>), rank);
+          __syncwarp();
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1;
+          }
+        }
       }
     }
   } else {
@@ -564,13 +625,16 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Promote: only the last pass (big·big) needs it; the small passes come first, while the
     // sums are about 2^-11 of their final size, so what their truncation loses is negligible.
     const int promote_from = Promote ? (schedule.segments - 1) * schedule.k_tiles : k_tiles;
-    for (int unit = cluster; unit < units; unit += clusters) {
+    stream_k::Cursor cursor(plan, cluster);
+    stream_k::Work work;
+    while (cursor.next(work)) {
       int tm, tn;
-      cluster_tile<ClusterM>(unit, tiles_m, tiles_n, rank, tm, tn);
+      cluster_tile<ClusterM>(work.unit, tiles_m, tiles_n, rank, tm, tn);
       int previous = -1;
-      if constexpr (Promote) {
+      if constexpr (Promote || StreamK) {
         // The previous tile's accumulators are dead: without this, the first wgmma's runtime
-        // scale_d keeps them live through the promoted pass, beside `sums` (spills).
+        // scale_d keeps them live through the promoted pass beside `sums`, or through the
+        // stream-K fix-up beside `total` (spills).
 #pragma unroll
         for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
       }
@@ -580,7 +644,9 @@ __global__ void __launch_bounds__(kThreads, 1)
           phase ^= 1;
         }
       };
-      for (int kt = 0; kt < promote_from; ++kt) {  // with Promote: the small passes (segments >= 2)
+      // With Promote (whole units only): the small passes (segments >= 2).
+      const int mma_end = work.k_end < promote_from ? work.k_end : promote_from;
+      for (int kt = work.k_begin; kt < mma_end; ++kt) {
         while (!ptx::mbarrier_try_wait_parity(&full[stage], phase)) {
         }
         const unsigned char* a = ring + stage * kStageBytes;
@@ -591,7 +657,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
         for (int kk = 0; kk < kKSteps<E>; ++kk)
           E::template mma<kMnMajorA, kMnMajorB>(acc, a_descriptor<TransA>(a, warpgroup, kk),
-                                                b_descriptor<TransB>(b, kk), kt > 0 || kk > 0);
+                                                b_descriptor<TransB>(b, kk), kt > work.k_begin || kk > 0);
         arch::wgmma_commit();
 #pragma unroll
         for (int i = 0; i < 128; ++i) arch::fence_accumulator(acc[i]);
@@ -647,6 +713,21 @@ __global__ void __launch_bounds__(kThreads, 1)
             if (g < count) release(held[g]);
         }
         store(sums);
+      } else if constexpr (StreamK) {
+        if (work.whole(k_tiles)) {
+          store(acc);
+        } else {
+          const int u = work.unit - plan.dp_units;  // a tail unit
+          int* arrived = sk.arrived + u * ClusterM + static_cast<int>(rank);
+          if (!work.owns(k_tiles)) {
+            write_partial(acc, sk.partials + static_cast<long long>(blockIdx.x) * kTileFloats, arrived);
+          } else {
+            float total[128];
+            add_partials<ClusterM>(acc, total, sk.partials, (cluster + 1) * ClusterM + static_cast<int>(rank),
+                                   plan.writers(u), arrived);
+            store(total);
+          }
+        }
       } else {
         store(acc);
       }
@@ -690,11 +771,16 @@ inline TmaMatrix tma_c(const RowMajorGemm& g) {
 //   GEMMLAB_WGMMA_OPERANDS = copy | cp_async  a tf32 operand TMA cannot take as stored is
 //                                            copied before the kernel (default), or loaded
 //                                            by the producer warpgroup (single blocks)
+//   GEMMLAB_WGMMA_TAIL     = rounds | stream_k  units left over after the whole rounds run
+//                                            as one more, partial round (default), or are cut
+//                                            by K over all clusters (stream_k.hpp; clusters
+//                                            of 2, one K pass, TMA operands)
 // Where a form cannot run (one row of tiles, a C that TMA cannot address) the other runs.
 struct Options {
   int cluster_m = 2;
   bool tma_epilogue = true;
   bool load_operands = false;
+  bool stream_k = false;
 };
 inline Status read_options(Options& o) {
   o = Options{};
@@ -716,6 +802,12 @@ inline Status read_options(Options& o) {
       return {StatusCode::InvalidValue, "GEMMLAB_WGMMA_OPERANDS must be copy or cp_async, not '" + v + "'"};
     o.load_operands = v == "cp_async";
   }
+  if (const char* env = std::getenv("GEMMLAB_WGMMA_TAIL")) {
+    const std::string v = env;
+    if (v != "rounds" && v != "stream_k")
+      return {StatusCode::InvalidValue, "GEMMLAB_WGMMA_TAIL must be rounds or stream_k, not '" + v + "'"};
+    o.stream_k = v == "stream_k";
+  }
   return Status::ok();
 }
 
@@ -735,12 +827,14 @@ struct Form {
   int cluster_m;
   bool tma_epilogue;
   int loads;
+  bool stream_k;  // the stream-K instantiation, which cuts a leftover round by K where there is one
 };
-inline Form form_of(const RowMajorGemm& g, const Options& o, int loads) {
+inline Form form_of(const RowMajorGemm& g, const Options& o, int loads, bool split) {
   Form f;
   f.loads = loads;
   // One row of tiles: nothing to share. Loaded operands: no multicast.
   f.cluster_m = ceil_div(g.m, kBM) >= 2 && loads == 0 ? o.cluster_m : 1;
+  f.stream_k = o.stream_k && f.cluster_m == 2 && loads == 0 && !split;
   f.tma_epilogue = o.tma_epilogue && tma_requirements(tma_c(g), "C").is_ok();
   return f;
 }
@@ -757,9 +851,13 @@ inline int grid_size(int units, int resident_clusters, int cluster_m) {
 
 // The launch of one instantiation: its shared-memory limit raised and its resident
 // clusters counted once (statics per instantiation), and the persistent grid for `g`.
-template <class E, bool TransA, bool TransB, int ClusterM, bool Promote = false, int Loads = 0>
-Status launch_config(const RowMajorGemm& g, cudaLaunchAttribute& cluster, cudaLaunchConfig_t& config) {
-  const auto kernel = wgmma_ws_kernel<E, TransA, TransB, ClusterM, Promote, Loads>;
+// `plan` receives the clusters' work: with StreamK, whole rounds and a tail cut by K over all
+// resident clusters where units are left over; otherwise (or without a leftover) the fewest
+// clusters that finish in as many rounds.
+template <class E, bool TransA, bool TransB, int ClusterM, bool Promote = false, int Loads = 0, bool StreamK = false>
+Status launch_config(const RowMajorGemm& g, int k_tiles, cudaLaunchAttribute& cluster, cudaLaunchConfig_t& config,
+                     stream_k::Schedule& plan) {
+  const auto kernel = wgmma_ws_kernel<E, TransA, TransB, ClusterM, Promote, Loads, StreamK>;
   cluster = {};
   cluster.id = cudaLaunchAttributeClusterDimension;
   cluster.val.clusterDim.x = ClusterM;
@@ -783,20 +881,47 @@ Status launch_config(const RowMajorGemm& g, cudaLaunchAttribute& cluster, cudaLa
     return {StatusCode::ArchMismatch, "wgmma_ws: no cluster of " + std::to_string(ClusterM) +
                                           " blocks fits on this GPU (GEMMLAB_WGMMA_CLUSTER=1 runs without)"};
   const int units = ceil_div(g.m, kBM * ClusterM) * ceil_div(g.n, kBN);
+  if constexpr (StreamK) {
+    plan = stream_k::with_tail(units, resident, k_tiles);
+    if (plan.has_tail()) {
+      config.gridDim = dim3(resident * ClusterM);
+      return Status::ok();
+    }
+  }
   config.gridDim = dim3(grid_size(units, resident, ClusterM));
+  plan = stream_k::rounds_only(units, static_cast<int>(config.gridDim.x) / ClusterM, k_tiles);
   return Status::ok();
 }
 
-template <class E, bool TransA, bool TransB, int ClusterM, bool Promote = false, int Loads = 0>
+// The stream-K tail's global memory (sized by prepare()): a partial tile per block and a
+// counter per tail unit and rank, zero between runs (each owner resets its own).
+struct StreamKWorkspace {
+  DeviceMemory partials, arrived;
+};
+
+template <class E, bool TransA, bool TransB, int ClusterM, bool Promote = false, int Loads = 0, bool StreamK = false>
 Status launch(const RowMajorGemm& g, Stream stream, const CUtensorMap& map_a, const CUtensorMap& map_b,
               const CUtensorMap& map_c, const Epilogue& e, const KSchedule& schedule,
-              const LoadedOperands& loads = {}) {
+              const LoadedOperands& loads = {}, const StreamKWorkspace* tail = nullptr) {
   cudaLaunchAttribute cluster;
   cudaLaunchConfig_t config;
-  GEMMLAB_TRY((launch_config<E, TransA, TransB, ClusterM, Promote, Loads>(g, cluster, config)));
+  StreamKArgs sk;
+  GEMMLAB_TRY((launch_config<E, TransA, TransB, ClusterM, Promote, Loads, StreamK>(
+      g, schedule.k_tiles * schedule.segments, cluster, config, sk.schedule)));
+  if constexpr (StreamK) {
+    if (!sk.schedule.has_tail())  // whole rounds: the plain kernel
+      return launch<E, TransA, TransB, ClusterM, Promote, Loads, false>(g, stream, map_a, map_b, map_c, e, schedule,
+                                                                         loads);
+    const std::size_t partial_bytes = static_cast<std::size_t>(config.gridDim.x) * kTileFloats * sizeof(float);
+    if (tail == nullptr || tail->partials.bytes() < partial_bytes ||
+        tail->arrived.bytes() < static_cast<std::size_t>(config.gridDim.x) * sizeof(int))
+      return {StatusCode::InternalError, "wgmma_ws: run() before prepare() sized the stream-K workspace"};
+    sk.partials = static_cast<float*>(tail->partials.data());
+    sk.arrived = static_cast<int*>(tail->arrived.data());
+  }
   config.stream = static_cast<cudaStream_t>(stream);
-  CUDA_CHECK(cudaLaunchKernelEx(&config, wgmma_ws_kernel<E, TransA, TransB, ClusterM, Promote, Loads>, map_a, map_b,
-                                map_c, e, schedule, loads));
+  CUDA_CHECK(cudaLaunchKernelEx(&config, wgmma_ws_kernel<E, TransA, TransB, ClusterM, Promote, Loads, StreamK>, map_a,
+                                map_b, map_c, e, schedule, loads, sk));
   CUDA_CHECK_LAUNCH("wgmma_ws_kernel");
   return Status::ok();
 }
@@ -830,10 +955,10 @@ inline LoadedOperands loaded_operands(const RowMajorGemm& g) {
 // (g.k, or both segments of a split operand).
 template <class E, bool Promote = false>
 Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule& schedule, Stream stream,
-                     int loads = 0) {
+                     int loads = 0, const StreamKWorkspace* tail = nullptr) {
   Options options;
   GEMMLAB_TRY(read_options(options));
-  const Form form = form_of(g, options, loads);
+  const Form form = form_of(g, options, loads, Promote);
   RowMajorGemm view = g;
   view.k = map_k;
   CUtensorMap map_a{}, map_b{}, map_c{};
@@ -846,8 +971,10 @@ Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule&
     constexpr int kCluster = decltype(cluster)::value;
     if constexpr (E::kMnMajor) {
       return dispatch_trans(g.trans_a, g.trans_b, [&](auto ta, auto tb) -> Status {
-        return launch<E, decltype(ta)::value, decltype(tb)::value, kCluster>(g, stream, map_a, map_b, map_c, e,
-                                                                             schedule);
+        constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
+        if constexpr (kCluster == 2)
+          if (form.stream_k) return launch<E, kTa, kTb, 2, false, 0, true>(g, stream, map_a, map_b, map_c, e, schedule, {}, tail);
+        return launch<E, kTa, kTb, kCluster>(g, stream, map_a, map_b, map_c, e, schedule);
       });
     } else {
       if (loads != 0) {
@@ -861,6 +988,8 @@ Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule&
       }
       if (g.trans_a || !g.trans_b)
         return {StatusCode::InternalError, "wgmma_ws: a tf32 operand reached the kernel MN-major"};
+      if constexpr (kCluster == 2 && !Promote)
+        if (form.stream_k) return launch<E, false, true, 2, false, 0, true>(g, stream, map_a, map_b, map_c, e, schedule, {}, tail);
       return launch<E, false, true, kCluster, Promote>(g, stream, map_a, map_b, map_c, e, schedule);
     }
   });
@@ -967,7 +1096,24 @@ Status copy_operand(const OperandPlan& o, const TmaMatrix& view, bool k_major, s
 
 // The workspace of one rung: grown by prepare(), only read by run().
 struct Workspace {
-  DeviceMemory memory;
+  DeviceMemory memory;     // the operand copies
+  StreamKWorkspace tail;   // the stream-K tail's partials and counters
+  // Room for the stream-K tail of a grid of up to `blocks`; new counters start at zero.
+  Status reserve_tail(int blocks) {
+    const std::size_t partial_bytes = static_cast<std::size_t>(blocks) * kTileFloats * sizeof(float);
+    if (tail.partials.bytes() < partial_bytes) {
+      tail.partials = DeviceMemory{};
+      GEMMLAB_TRY(DeviceMemory::allocate(partial_bytes, tail.partials));
+    }
+    const std::size_t counter_bytes = static_cast<std::size_t>(blocks) * sizeof(int);
+    if (tail.arrived.bytes() < counter_bytes) {
+      tail.arrived = DeviceMemory{};
+      GEMMLAB_TRY(DeviceMemory::allocate(counter_bytes, tail.arrived));
+      CUDA_CHECK(cudaMemset(tail.arrived.data(), 0, counter_bytes));
+      CUDA_CHECK(cudaDeviceSynchronize());  // before a kernel on any stream reads them
+    }
+    return Status::ok();
+  }
   Status reserve(std::size_t bytes) {
     if (bytes <= memory.bytes()) return Status::ok();
     memory = DeviceMemory{};  // free the old block before taking the larger one
@@ -985,7 +1131,15 @@ Status prepare(const GemmProblem& p, Workspace& w) {
   if (p.m == 0 || p.n == 0 || p.k == 0) return Status::ok();
   Options options;
   GEMMLAB_TRY(read_options(options));
-  return w.reserve(make_plan<E>(canonicalize(p), Split, options).bytes());
+  const RowMajorGemm g = canonicalize(p);
+  const Plan plan = make_plan<E>(g, Split, options);
+  if (form_of(g, options, plan.loads(), Split).stream_k) {  // a grid of at most one block per SM
+    int device = 0, sms = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    GEMMLAB_TRY(w.reserve_tail(sms));
+  }
+  return w.reserve(plan.bytes());
 }
 
 // Enqueues the plan's copies into the workspace (sized by prepare()) and points `g` at them.
@@ -1013,7 +1167,7 @@ Status run(const GemmProblem& p, Stream stream, const Workspace& w) {
   const std::int64_t k = g.k;
   GEMMLAB_TRY(stage_operands<E>(g, plan, w, stream));
   if constexpr (!Split) {
-    return run_canonical<E>(g, k, {ceil_div(k, kBK<E>), 1, 0}, stream, plan.loads());
+    return run_canonical<E>(g, k, {ceil_div(k, kBK<E>), 1, 0}, stream, plan.loads(), &w.tail);
   } else {
     const int segment = plan.a.layout.segment;
     return run_canonical<E, /*Promote=*/true>(g, 2LL * segment, {segment / kBK<E>, 3, segment}, stream);
@@ -1059,15 +1213,23 @@ inline std::string describe_copies(const Plan& plan) {
 }
 
 // " (clusters of 2, TMA-store epilogue, 128 blocks)", " (no clusters, B loaded by cp.async,
-// ...)": the form run() launches for this problem.
-inline std::string describe_form(const Form& f, unsigned blocks) {
+// ...)", "(..., stream-K tail, 132 blocks)": the form run() launches for this problem.
+inline std::string describe_form(const Form& f, bool stream_k_tail, unsigned blocks) {
   std::string text = f.cluster_m > 1 ? " (clusters of " + std::to_string(f.cluster_m) + ", " : " (no clusters, ";
   if (f.loads != 0)
     text += std::string(f.loads == (kLoadA | kLoadB) ? "A and B" : f.loads == kLoadA ? "A" : "B") +
             " loaded by cp.async, ";
-  return text + (f.tma_epilogue ? "TMA-store epilogue, " : "epilogue from registers, ") + std::to_string(blocks) +
-         " blocks)";
+  text += f.tma_epilogue ? "TMA-store epilogue, " : "epilogue from registers, ";
+  if (stream_k_tail) text += "stream-K tail, ";
+  return text + std::to_string(blocks) + " blocks)";
 }
+
+// One instantiation of the kernel, as a type (for kernel_info's generic lambda).
+template <bool TransA, bool TransB, int ClusterM, bool Promote, int Loads, bool StreamK>
+struct Instance {
+  static constexpr bool kTransA = TransA, kTransB = TransB, kPromote = Promote, kStreamK = StreamK;
+  static constexpr int kClusterM = ClusterM, kLoads = Loads;
+};
 
 template <class E, bool Split = false>
 Status kernel_info(const GemmProblem& p, KernelInfo& out, const char* name) {
@@ -1075,42 +1237,44 @@ Status kernel_info(const GemmProblem& p, KernelInfo& out, const char* name) {
   Options options;
   GEMMLAB_TRY(read_options(options));
   const Plan plan = make_plan<E>(g, Split, options);
-  const Form form = form_of(g, options, plan.loads());
+  const Form form = form_of(g, options, plan.loads(), Split);
   const std::string copies = describe_copies(plan);
-  const auto describe = [&](auto kernel, auto configure, bool trans_a, bool trans_b) -> Status {
+  const int k_tiles = ceil_div(g.k, kBK<E>);  // of the one-pass runs the stream-K tail takes
+  // The kernel run() launches: with the stream-K option, the tail instantiation where there is
+  // a leftover round, the plain one otherwise.
+  const auto describe = [&](auto instance, bool trans_a, bool trans_b) -> Status {
+    using I = decltype(instance);
     cudaLaunchAttribute cluster;
     cudaLaunchConfig_t config;
-    GEMMLAB_TRY(configure(cluster, config));
-    return describe_kernel(out, kernel, kernel_name(name, trans_a, trans_b) + describe_form(form, config.gridDim.x) + copies,
+    stream_k::Schedule schedule;
+    GEMMLAB_TRY((launch_config<E, I::kTransA, I::kTransB, I::kClusterM, I::kPromote, I::kLoads, I::kStreamK>(
+        g, k_tiles, cluster, config, schedule)));
+    const bool tail = I::kStreamK && schedule.has_tail();
+    const auto kernel = tail ? wgmma_ws_kernel<E, I::kTransA, I::kTransB, I::kClusterM, I::kPromote, I::kLoads, I::kStreamK>
+                             : wgmma_ws_kernel<E, I::kTransA, I::kTransB, I::kClusterM, I::kPromote, I::kLoads, false>;
+    return describe_kernel(out, kernel,
+                           kernel_name(name, trans_a, trans_b) + describe_form(form, tail, config.gridDim.x) + copies,
                            kThreads, kSmemBytes);
   };
   return dispatch_cluster(form.cluster_m, [&](auto cluster) -> Status {
     constexpr int kCluster = decltype(cluster)::value;
-    if constexpr (E::kMnMajor)
+    if constexpr (E::kMnMajor) {
       return dispatch_trans(g.trans_a, g.trans_b, [&](auto ta, auto tb) {
         constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
-        return describe(
-            wgmma_ws_kernel<E, kTa, kTb, kCluster>,
-            [&](cudaLaunchAttribute& a, cudaLaunchConfig_t& c) { return launch_config<E, kTa, kTb, kCluster>(g, a, c); },
-            kTa, kTb);
+        if constexpr (kCluster == 2)
+          if (form.stream_k) return describe(Instance<kTa, kTb, 2, false, 0, true>{}, kTa, kTb);
+        return describe(Instance<kTa, kTb, kCluster, false, 0, false>{}, kTa, kTb);
       });
-    else if (form.loads != 0 && kCluster == 1 && !Split)
-      return dispatch_loads(form.loads, [&](auto l) {
-        constexpr int kLoads = decltype(l)::value;
-        return describe(
-            wgmma_ws_kernel<E, false, true, 1, false, kLoads>,
-            [&](cudaLaunchAttribute& a, cudaLaunchConfig_t& c) {
-              return launch_config<E, false, true, 1, false, kLoads>(g, a, c);
-            },
-            g.trans_a, g.trans_b);
-      });
-    else
-      return describe(
-          wgmma_ws_kernel<E, false, true, kCluster, Split>,
-          [&](cudaLaunchAttribute& a, cudaLaunchConfig_t& c) {
-            return launch_config<E, false, true, kCluster, Split>(g, a, c);
-          },
-          false, true);
+    } else {
+      if constexpr (kCluster == 1 && !Split)
+        if (form.loads != 0)
+          return dispatch_loads(form.loads, [&](auto l) {
+            return describe(Instance<false, true, 1, false, decltype(l)::value, false>{}, g.trans_a, g.trans_b);
+          });
+      if constexpr (kCluster == 2 && !Split)
+        if (form.stream_k) return describe(Instance<false, true, 2, false, 0, true>{}, false, true);
+      return describe(Instance<false, true, kCluster, Split, 0, false>{}, false, true);
+    }
   });
 }
 

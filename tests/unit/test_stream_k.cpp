@@ -1,0 +1,117 @@
+// The stream-K schedule of the persistent wgmma kernel (src/cuda/gemm/stream_k.hpp), walked
+// on the host for every cluster: each K step of each unit done once; whole rounds first;
+// the tail evenly cut; each partial unit with one owner, whose piece is the last of its
+// range, and writers (exactly the clusters the owner waits for) whose pieces are the first
+// of theirs, so no cluster waits on work that comes after its own.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "cuda/gemm/stream_k.hpp"
+
+namespace gemmlab::cuda::stream_k {
+namespace {
+
+struct Piece {
+  int cluster, index;  // index: place in the cluster's sequence
+  Work work;
+  bool last;
+};
+
+void check_schedule(int units, int clusters, int k_steps) {
+  SCOPED_TRACE(::testing::Message() << units << " units, " << clusters << " clusters, " << k_steps << " K steps");
+  const Schedule s = with_tail(units, clusters, k_steps);
+  std::vector<int> done(static_cast<std::size_t>(units) * k_steps, 0);
+  std::map<int, std::vector<Piece>> pieces_of_unit;
+  std::vector<long long> tail_steps(static_cast<std::size_t>(clusters), 0);
+  std::vector<int> whole_units(static_cast<std::size_t>(clusters), 0);
+  for (int c = 0; c < clusters; ++c) {
+    Cursor cursor(s, c);
+    Work w;
+    std::vector<Work> sequence;
+    while (cursor.next(w)) sequence.push_back(w);
+    bool in_tail = false;
+    for (std::size_t i = 0; i < sequence.size(); ++i) {
+      const Work& x = sequence[i];
+      ASSERT_GE(x.unit, 0);
+      ASSERT_LT(x.unit, units);
+      ASSERT_GE(x.k_begin, 0);
+      ASSERT_LT(x.k_begin, x.k_end);
+      ASSERT_LE(x.k_end, k_steps);
+      for (int k = x.k_begin; k < x.k_end; ++k) ++done[static_cast<std::size_t>(x.unit) * k_steps + k];
+      if (x.unit < s.dp_units) {
+        ASSERT_FALSE(in_tail) << "a round-robin unit after the tail began";
+        ASSERT_TRUE(x.whole(k_steps));
+        ++whole_units[static_cast<std::size_t>(c)];
+      } else {
+        in_tail = true;
+        tail_steps[static_cast<std::size_t>(c)] += x.k_end - x.k_begin;
+        pieces_of_unit[x.unit].push_back({c, static_cast<int>(i), x, i + 1 == sequence.size()});
+      }
+    }
+  }
+  ASSERT_TRUE(std::all_of(done.begin(), done.end(), [](int d) { return d == 1; })) << "a K step done twice or never";
+  // With a tail: whole rounds (every cluster the same number of units), then ranges within
+  // one step of each other.
+  if (s.has_tail()) {
+    EXPECT_EQ(*std::min_element(whole_units.begin(), whole_units.end()),
+              *std::max_element(whole_units.begin(), whole_units.end()));
+    EXPECT_LE(*std::max_element(tail_steps.begin(), tail_steps.end()) -
+                  *std::min_element(tail_steps.begin(), tail_steps.end()),
+              1);
+    EXPECT_GE(*std::min_element(tail_steps.begin(), tail_steps.end()), kMinSteps);
+  }
+  for (const auto& [unit, pieces] : pieces_of_unit) {
+    SCOPED_TRACE(::testing::Message() << "tail unit " << unit);
+    const int u = unit - s.dp_units;
+    if (pieces.size() == 1 && pieces[0].work.whole(k_steps)) {
+      EXPECT_EQ(s.writers(u), 0);
+      EXPECT_EQ(s.owner(u), pieces[0].cluster);
+      continue;
+    }
+    const auto owner = std::find_if(pieces.begin(), pieces.end(), [&](const Piece& p) { return p.work.owns(k_steps); });
+    ASSERT_NE(owner, pieces.end()) << "a partial unit without an owner";
+    EXPECT_EQ(owner->cluster, s.owner(u));
+    EXPECT_TRUE(owner->last) << "the owner has work after the unit it waits on";
+    EXPECT_EQ(static_cast<int>(pieces.size()) - 1, s.writers(u));
+    for (const Piece& p : pieces) {
+      if (&p == &*owner) continue;
+      EXPECT_GT(p.work.k_begin, 0);
+      EXPECT_GT(p.cluster, owner->cluster);
+      EXPECT_LE(p.cluster, owner->cluster + s.writers(u));
+      EXPECT_EQ(p.index, whole_units[static_cast<std::size_t>(p.cluster)]) << "a writer's piece is not its first";
+    }
+  }
+}
+
+TEST(StreamK, EveryStepOnceAndNoOwnerWaitsOnLaterWork) {
+  check_schedule(1024, 66, 128);  // 8192^3 bf16, clusters of 2: 15.5 rounds
+  check_schedule(256, 66, 64);    // 4096^3 bf16
+  check_schedule(2048, 132, 256); // 8192^3 tf32, no clusters
+  check_schedule(132, 132, 64);   // whole rounds: no tail
+  check_schedule(7, 132, 100);    // fewer units than clusters
+  check_schedule(5, 3, 2);        // too few tail steps per cluster: rounds only
+  for (int units : {1, 2, 67, 131, 133, 200, 263})
+    for (int clusters : {1, 2, 7, 66})
+      for (int k_steps : {1, 3, 16, 65}) check_schedule(units, clusters, k_steps);
+}
+
+TEST(StreamK, ClusterOfMatchesTheRanges) {
+  const Schedule s = with_tail(1024, 66, 128);
+  ASSERT_TRUE(s.has_tail());
+  EXPECT_EQ(s.dp_units, 990);
+  EXPECT_EQ(s.tail_steps, 34 * 128);
+  for (long long g = 0; g < s.tail_steps; ++g) {
+    const int c = s.cluster_of(g);
+    ASSERT_LE(s.begin(c), g) << g;
+    ASSERT_LT(g, s.begin(c + 1)) << g;
+  }
+  EXPECT_FALSE(with_tail(132, 132, 64).has_tail());
+  EXPECT_FALSE(with_tail(5, 3, 2).has_tail());  // 2 tail steps for 3 clusters
+  EXPECT_EQ(rounds_only(1024, 66, 128).dp_units, 1024);
+}
+
+}  // namespace
+}  // namespace gemmlab::cuda::stream_k
