@@ -345,7 +345,8 @@ TEST(Wgmma, FormIsNamedAndBadKnobsRefused) {
 // clusters (src/cuda/gemm/stream_k.hpp; the schedule itself is checked on the host). Shapes
 // sized from this GPU's SM count so that a tail runs (explain must say so): one and a half
 // rounds; a last unit row with one tile row (its second block multiplies nothing but still
-// writes and waits); ragged K; alpha/beta and beta = 0 with NaN in C; bf16 and tf32.
+// writes and waits); ragged K; alpha/beta and beta = 0 with NaN in C; bf16 and tf32, the
+// latter also with operands the producer loads (single blocks).
 TEST(Wgmma, StreamKTailGivesTheSameSums) {
   REQUIRE_HOPPER();
   int device = 0, sms = 0;
@@ -362,7 +363,7 @@ TEST(Wgmma, StreamKTailGivesTheSameSums) {
       {&bf16, {384, (clusters / 2 + 17) * 256 - 100, 520, Op::T, Op::N, Layout::ColMajor, -0.5, 1.5, 3}},
       {&tf32, {256, n_rounds, 389, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}},
   };
-  for (const auto& [v, c] : cases) {
+  const auto check_tail = [&](const Variant* v, const Case& c) {
     DeviceArray buffer(1 << 20);
     GemmProblem p = problem_of(*v, c);  // descriptors only: explain reads no data
     p.a.data = p.b.data = p.c.data = buffer.p;
@@ -373,7 +374,15 @@ TEST(Wgmma, StreamKTailGivesTheSameSums) {
     ASSERT_EQ(cudaFuncGetAttributes(&attributes, info.function), cudaSuccess);
     EXPECT_EQ(attributes.localSizeBytes, 0u) << info.name << ": local memory (spills or a stack frame)";
     check_case(*v, c, seed++);
-  }
+  };
+  for (const auto& [v, c] : cases) check_tail(v, c);
+  // tf32 with B loaded by the producer (row-major NN) or both (odd pitches): single blocks,
+  // so one and a half rounds of sms units of one tile.
+  ASSERT_EQ(setenv("GEMMLAB_WGMMA_OPERANDS", "cp_async", 1), 0);
+  const std::int64_t n_blocks = (sms + sms / 2) * 256;
+  check_tail(&tf32, {128, n_blocks, 300, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0});
+  check_tail(&tf32, {100, n_blocks - 7, 333, Op::T, Op::N, Layout::RowMajor, 2.0, -1.0, 1});
+  unsetenv("GEMMLAB_WGMMA_OPERANDS");
   unsetenv("GEMMLAB_WGMMA_TAIL");
   unsetenv("GEMMLAB_WGMMA_CLUSTER");
 }

@@ -117,9 +117,19 @@ constexpr int kEpilogueBytes = kConsumers * kEpilogueBuffers * kEpilogueBufferBy
 constexpr int kSmemBytes = kStages * kStageBytes + kEpilogueBytes + kAtomBytes;  // + slack to align the ring
 static_assert(kSmemBytes <= 227 * 1024, "shared memory of one sm_90 block (opt-in)");
 constexpr int kGroupM = 8;
+// setmaxnreg moves registers within the block's allocation (168 per thread at 384 threads):
+// what the producer gives up, the consumers can take.
+constexpr int kLaunchRegisters = 168;
 constexpr int kProducerRegisters = 40, kConsumerRegisters = 232;
-static_assert(kProducerRegisters * kWarpgroup + kConsumerRegisters * kWarpgroup * kConsumers <= 65536,
-              "register file of one SM");
+static_assert((kLaunchRegisters - kProducerRegisters) * kWarpgroup >=
+                  (kConsumerRegisters - kLaunchRegisters) * kWarpgroup * kConsumers,
+              "the consumers would wait for registers the producer does not free");
+// A producer that loads operands itself keeps addresses and a cp.async lag (with 40, the
+// stream-K form with both operands loaded kept 8 bytes on the stack), so its consumers get less.
+constexpr int kLoadingProducerRegisters = 48, kLoadingConsumerRegisters = 224;
+static_assert((kLaunchRegisters - kLoadingProducerRegisters) * kWarpgroup >=
+                  (kLoadingConsumerRegisters - kLaunchRegisters) * kWarpgroup * kConsumers,
+              "the consumers would wait for registers the producer does not free");
 
 template <class E>
 constexpr int kBK = kRowBytes / E::kBytes;  // K per stage: 64 bf16, 32 tf32
@@ -539,7 +549,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   static_assert(ClusterM == 1 || ClusterM == 2, "clusters of one or two blocks along M");
   static_assert(Loads == 0 || (ClusterM == 1 && !Promote && !TransA && TransB),
                 "loaded operands: single blocks, one K pass, K-major in shared memory");
-  static_assert(!(StreamK && (Promote || Loads != 0)), "the stream-K tail: one K pass, TMA operands");
+  static_assert(!(StreamK && Promote), "the stream-K tail: one K pass");
   extern __shared__ unsigned char smem_raw[];
   // The swizzle pattern is a function of the address: every stage starts on an atom. (The
   // same offset in every block of a cluster: multicast copies land at the same place.)
@@ -572,7 +582,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const stream_k::Schedule plan = StreamK ? sk.schedule : stream_k::rounds_only(units, clusters, k_tiles);
 
   if (warpgroup == kConsumers) {  // the producer: the last warpgroup, one warp of it
-    arch::setmaxnreg_decrease<kProducerRegisters>();
+    arch::setmaxnreg_decrease<Loads != 0 ? kLoadingProducerRegisters : kProducerRegisters>();
     if constexpr (Loads != 0) {
       produce_loaded<E, Loads>(&map_a, &map_b, loads, ring, full, empty, plan, tiles_m, tiles_n);
     } else if (threadIdx.x % kWarpgroup < 32) {
@@ -605,7 +615,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
   } else {
-    arch::setmaxnreg_increase<kConsumerRegisters>();
+    arch::setmaxnreg_increase<Loads != 0 ? kLoadingConsumerRegisters : kConsumerRegisters>();
     // A stored k x m (TransA) is M-major; B stored k x n (not TransB) is N-major.
     constexpr int kMnMajorA = TransA ? 1 : 0, kMnMajorB = TransB ? 0 : 1;
     const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
@@ -773,8 +783,8 @@ inline TmaMatrix tma_c(const RowMajorGemm& g) {
 //                                            by the producer warpgroup (single blocks)
 //   GEMMLAB_WGMMA_TAIL     = rounds | stream_k  units left over after the whole rounds run
 //                                            as one more, partial round (default), or are cut
-//                                            by K over all clusters (stream_k.hpp; clusters
-//                                            of 2, one K pass, TMA operands)
+//                                            by K over all clusters (stream_k.hpp; one K pass;
+//                                            bf16 and f16 in clusters of 2 only)
 // Where a form cannot run (one row of tiles, a C that TMA cannot address) the other runs.
 struct Options {
   int cluster_m = 2;
@@ -829,12 +839,14 @@ struct Form {
   int loads;
   bool stream_k;  // the stream-K instantiation, which cuts a leftover round by K where there is one
 };
-inline Form form_of(const RowMajorGemm& g, const Options& o, int loads, bool split) {
+// `single_block_tail`: the stream-K instantiations include single blocks (tf32: with or
+// without loaded operands), not only clusters of 2 (bf16, f16: fewer instantiations).
+inline Form form_of(const RowMajorGemm& g, const Options& o, int loads, bool split, bool single_block_tail) {
   Form f;
   f.loads = loads;
   // One row of tiles: nothing to share. Loaded operands: no multicast.
   f.cluster_m = ceil_div(g.m, kBM) >= 2 && loads == 0 ? o.cluster_m : 1;
-  f.stream_k = o.stream_k && f.cluster_m == 2 && loads == 0 && !split;
+  f.stream_k = o.stream_k && !split && (f.cluster_m == 2 || single_block_tail);
   f.tma_epilogue = o.tma_epilogue && tma_requirements(tma_c(g), "C").is_ok();
   return f;
 }
@@ -958,7 +970,7 @@ Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule&
                      int loads = 0, const StreamKWorkspace* tail = nullptr) {
   Options options;
   GEMMLAB_TRY(read_options(options));
-  const Form form = form_of(g, options, loads, Promote);
+  const Form form = form_of(g, options, loads, Promote, !E::kMnMajor);
   RowMajorGemm view = g;
   view.k = map_k;
   CUtensorMap map_a{}, map_b{}, map_c{};
@@ -980,16 +992,21 @@ Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule&
       if (loads != 0) {
         if constexpr (kCluster == 1 && !Promote) {
           return dispatch_loads(loads, [&](auto l) -> Status {
-            return launch<E, false, true, 1, false, decltype(l)::value>(g, stream, map_a, map_b, map_c, e, schedule,
-                                                                        loaded_operands(g));
+            constexpr int kLoads = decltype(l)::value;
+            if (form.stream_k)
+              return launch<E, false, true, 1, false, kLoads, true>(g, stream, map_a, map_b, map_c, e, schedule,
+                                                                    loaded_operands(g), tail);
+            return launch<E, false, true, 1, false, kLoads>(g, stream, map_a, map_b, map_c, e, schedule,
+                                                            loaded_operands(g));
           });
         }
         return {StatusCode::InternalError, "wgmma_ws: loaded operands in a cluster or a split run"};
       }
       if (g.trans_a || !g.trans_b)
         return {StatusCode::InternalError, "wgmma_ws: a tf32 operand reached the kernel MN-major"};
-      if constexpr (kCluster == 2 && !Promote)
-        if (form.stream_k) return launch<E, false, true, 2, false, 0, true>(g, stream, map_a, map_b, map_c, e, schedule, {}, tail);
+      if constexpr (!Promote)
+        if (form.stream_k)
+          return launch<E, false, true, kCluster, false, 0, true>(g, stream, map_a, map_b, map_c, e, schedule, {}, tail);
       return launch<E, false, true, kCluster, Promote>(g, stream, map_a, map_b, map_c, e, schedule);
     }
   });
@@ -1133,7 +1150,7 @@ Status prepare(const GemmProblem& p, Workspace& w) {
   GEMMLAB_TRY(read_options(options));
   const RowMajorGemm g = canonicalize(p);
   const Plan plan = make_plan<E>(g, Split, options);
-  if (form_of(g, options, plan.loads(), Split).stream_k) {  // a grid of at most one block per SM
+  if (form_of(g, options, plan.loads(), Split, !E::kMnMajor).stream_k) {  // a grid of at most one block per SM
     int device = 0, sms = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -1237,7 +1254,7 @@ Status kernel_info(const GemmProblem& p, KernelInfo& out, const char* name) {
   Options options;
   GEMMLAB_TRY(read_options(options));
   const Plan plan = make_plan<E>(g, Split, options);
-  const Form form = form_of(g, options, plan.loads(), Split);
+  const Form form = form_of(g, options, plan.loads(), Split, !E::kMnMajor);
   const std::string copies = describe_copies(plan);
   const int k_tiles = ceil_div(g.k, kBK<E>);  // of the one-pass runs the stream-K tail takes
   // The kernel run() launches: with the stream-K option, the tail instantiation where there is
@@ -1269,10 +1286,12 @@ Status kernel_info(const GemmProblem& p, KernelInfo& out, const char* name) {
       if constexpr (kCluster == 1 && !Split)
         if (form.loads != 0)
           return dispatch_loads(form.loads, [&](auto l) {
-            return describe(Instance<false, true, 1, false, decltype(l)::value, false>{}, g.trans_a, g.trans_b);
+            constexpr int kLoads = decltype(l)::value;
+            if (form.stream_k) return describe(Instance<false, true, 1, false, kLoads, true>{}, g.trans_a, g.trans_b);
+            return describe(Instance<false, true, 1, false, kLoads, false>{}, g.trans_a, g.trans_b);
           });
-      if constexpr (kCluster == 2 && !Split)
-        if (form.stream_k) return describe(Instance<false, true, 2, false, 0, true>{}, false, true);
+      if constexpr (!Split)
+        if (form.stream_k) return describe(Instance<false, true, kCluster, false, 0, true>{}, false, true);
       return describe(Instance<false, true, kCluster, Split, 0, false>{}, false, true);
     }
   });
