@@ -549,6 +549,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   static_assert(ClusterM == 1 || ClusterM == 2, "clusters of one or two blocks along M");
   static_assert(Loads == 0 || (ClusterM == 1 && !Promote && !TransA && TransB),
                 "loaded operands: single blocks, one K pass, K-major in shared memory");
+  // (3xTF32's promoted sums and a stream-K fix-up together spilled 72-160 bytes.)
   static_assert(!(StreamK && Promote), "the stream-K tail: one K pass");
   extern __shared__ unsigned char smem_raw[];
   // The swizzle pattern is a function of the address: every stage starts on an atom. (The
@@ -698,13 +699,34 @@ __global__ void __launch_bounds__(kThreads, 1)
           store_pair(e, row0 + 8, col0 + 8 * j, r[4 * j + 2], r[4 * j + 3]);
         }
       };
+      // The unit's sums: stored; or, for a piece of a stream-K tail unit, left for its owner,
+      // or (the owner) added to the writers' partials and stored.
+      const auto finish = [&](const float (&r)[128]) {
+        if constexpr (StreamK) {
+          if (!work.whole(k_tiles)) {
+            const int u = work.unit - plan.dp_units;  // a tail unit
+            int* arrived = sk.arrived + u * ClusterM + static_cast<int>(rank);
+            if (!work.owns(k_tiles)) {
+              write_partial(r, sk.partials + static_cast<long long>(blockIdx.x) * kTileFloats, arrived);
+              return;
+            }
+            float total[128];
+            add_partials<ClusterM>(r, total, sk.partials, (cluster + 1) * ClusterM + static_cast<int>(rank),
+                                   plan.writers(u), arrived);
+            store(total);
+            return;
+          }
+        }
+        store(r);
+      };
       if constexpr (Promote) {
         float sums[128];  // registers no wgmma accumulates into: the adds below define them
 #pragma unroll
         for (int i = 0; i < 128; ++i) sums[i] = acc[i];
         // kPromoteStages stages per partial sum: fewer waits.
-        for (int kt = promote_from; kt < k_tiles; kt += kPromoteStages) {
-          const int count = k_tiles - kt < kPromoteStages ? k_tiles - kt : kPromoteStages;
+        const int promoted_begin = work.k_begin > promote_from ? work.k_begin : promote_from;
+        for (int kt = promoted_begin; kt < work.k_end; kt += kPromoteStages) {
+          const int count = work.k_end - kt < kPromoteStages ? work.k_end - kt : kPromoteStages;
           int held[kPromoteStages];
           const unsigned char* stages[kPromoteStages];
 #pragma unroll
@@ -722,24 +744,9 @@ __global__ void __launch_bounds__(kThreads, 1)
           for (int g = 0; g < kPromoteStages; ++g)  // both halves are done with them
             if (g < count) release(held[g]);
         }
-        store(sums);
-      } else if constexpr (StreamK) {
-        if (work.whole(k_tiles)) {
-          store(acc);
-        } else {
-          const int u = work.unit - plan.dp_units;  // a tail unit
-          int* arrived = sk.arrived + u * ClusterM + static_cast<int>(rank);
-          if (!work.owns(k_tiles)) {
-            write_partial(acc, sk.partials + static_cast<long long>(blockIdx.x) * kTileFloats, arrived);
-          } else {
-            float total[128];
-            add_partials<ClusterM>(acc, total, sk.partials, (cluster + 1) * ClusterM + static_cast<int>(rank),
-                                   plan.writers(u), arrived);
-            store(total);
-          }
-        }
+        finish(sums);
       } else {
-        store(acc);
+        finish(acc);
       }
     }
     // Shared memory must outlive the TMA stores that read it.
