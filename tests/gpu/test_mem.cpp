@@ -3,12 +3,19 @@
 // (bench/model.hpp) for every rung that names its kernel. Label: gpu; skipped without a device.
 #include <gtest/gtest.h>
 
+#include <cuda_runtime.h>
 #include <fmt/format.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
 
 #include "bench/explain.hpp"
 #include "bench/harness.hpp"
 #include "core/random.hpp"
 #include "cuda/lab.hpp"
+#include "cuda/mem/streaming.hpp"
+#include "cuda/runtime/buffer.hpp"
 #include "gemmlab/registry.hpp"
 
 namespace gemmlab {
@@ -49,6 +56,51 @@ std::vector<std::string> experiment_names() {
 
 INSTANTIATE_TEST_SUITE_P(Experiments, MemLab, ::testing::ValuesIn(experiment_names()),
                          [](const ::testing::TestParamInfo<std::string>& param) { return param.param; });
+
+// The read kernels on sizes the lab's buffers never have: under a line, a line short of a
+// bulk tile round, whole rounds plus a slice plus ordinary loads. Fresh random words, the
+// sum compared with the host's (mod 2^32); the bulk read needs sm_90.
+TEST(MemLabRead, BothReadsSumEveryWordOfAwkwardSizes) {
+  REQUIRE_DEVICE();
+  int sms = 0, major = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+  const long long round4 = static_cast<long long>(sms) * cuda::mem::kBulkTileBytes / 16;  // one tile per block
+  const std::uint64_t seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  cuda::DeviceMemory total;
+  ASSERT_TRUE(cuda::DeviceMemory::allocate(sizeof(unsigned), total).is_ok());
+  for (long long n4 : {1LL, 7LL, 8LL * sms - 1, round4 - 8, round4 + 5, 3 * round4 + 8LL * sms + 3, 1000003LL}) {
+    SCOPED_TRACE(fmt::format("{} 16-byte words on {} SMs, seed {}", n4, sms, seed));
+    std::vector<std::uint32_t> words(static_cast<std::size_t>(4 * n4));
+    for (std::uint32_t& w : words) w = static_cast<std::uint32_t>(rng());
+    std::uint32_t want = 0;
+    for (std::uint32_t w : words) want += w;
+    cuda::DeviceMemory data;
+    ASSERT_TRUE(cuda::DeviceMemory::allocate(words.size() * 4, data).is_ok());
+    ASSERT_EQ(cudaMemcpy(data.data(), words.data(), words.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    const auto sum_of = [&](const char* name, const auto& read) {
+      SCOPED_TRACE(name);
+      ASSERT_EQ(cudaMemset(total.data(), 0, sizeof(unsigned)), cudaSuccess);
+      const Status s = read();
+      ASSERT_TRUE(s.is_ok()) << s.describe();
+      unsigned got = 0;
+      ASSERT_EQ(cudaMemcpy(&got, total.data(), sizeof(unsigned), cudaMemcpyDeviceToHost), cudaSuccess);
+      EXPECT_EQ(got, want);
+    };
+    for (int unroll : cuda::mem::kUnrolls)
+      sum_of("read_sum", [&] { return cuda::mem::read_sum(data.data(), n4, unroll, 2 * sms, total.as<unsigned>(), nullptr); });
+    if (major >= 9)
+      sum_of("read_bulk", [&] { return cuda::mem::read_bulk(data.data(), n4, sms, total.as<unsigned>(), nullptr); });
+  }
+  if (major >= 9) {  // a bulk copy cannot start off a 16-byte boundary: refused, not misread
+    cuda::DeviceMemory data;
+    ASSERT_TRUE(cuda::DeviceMemory::allocate(4096, data).is_ok());
+    const Status s = cuda::mem::read_bulk(data.as<unsigned char>() + 4, 100, sms, total.as<unsigned>(), nullptr);
+    EXPECT_FALSE(s.is_ok());
+    EXPECT_NE(s.describe().find("16-byte aligned"), std::string::npos) << s.describe();
+  }
+}
 
 TEST(MemLabCeilings, EveryCeilingIsMeasuredAndItsDataChecked) {
   REQUIRE_DEVICE();

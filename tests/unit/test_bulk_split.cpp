@@ -1,7 +1,7 @@
-// The memory lab's bulk read deals a buffer in equal tiles, the same number per block, so
-// that no SM idles at the end (src/cuda/mem/bulk_split.hpp): the tiles fit a stage, are
-// 16-byte multiples (bulk copies), never reach past the buffer, and leave little for the
-// ordinary loads.
+// The memory lab's bulk read gives every block the same bytes (src/cuda/mem/bulk_split.hpp):
+// whole 48 KiB tiles dealt round-robin, then one slice each of the rest. Every copy is whole
+// 128-byte lines within the buffer, a slice fits a stage, and the ordinary loads get under a
+// line per block.
 #include <gtest/gtest.h>
 
 #include "cuda/mem/bulk_split.hpp"
@@ -9,33 +9,37 @@
 namespace gemmlab::cuda::mem {
 namespace {
 
-TEST(BulkSplit, EqualTilesFitAStageAndCoverAlmostEverything) {
-  for (long long bytes : {2097152000LL, 8LL << 30, 400LL << 20, 48LL * 1024 * 132, 123456789LL, 4096LL})
+TEST(BulkPlan, BlocksReadEqualWholeLinesAndLeaveUnderALineEach) {
+  for (long long bytes : {4194304000LL, 2097152000LL, 8LL << 30, 400LL << 20, 48LL * 1024 * 132, 123456789LL, 4096LL, 1000LL})
     for (int blocks : {1, 114, 132, 264}) {
-      if (bytes / blocks < 16) continue;  // the next test's case
       SCOPED_TRACE(::testing::Message() << bytes << " bytes on " << blocks << " blocks");
-      const BulkSplit s = bulk_split(bytes, blocks);
-      ASSERT_GT(s.rounds, 0);
-      EXPECT_GT(s.tile_bytes, 0);
-      EXPECT_LE(s.tile_bytes, kBulkTileBytes);
-      EXPECT_EQ(s.tile_bytes % 16, 0);
-      const long long tiled = static_cast<long long>(s.rounds) * blocks * s.tile_bytes;
-      EXPECT_LE(tiled, bytes);
-      // What is left for ordinary loads: under 17 bytes per tile and 1 per block.
-      EXPECT_LT(bytes - tiled, 17LL * s.rounds * blocks + blocks);
-      // One tile fewer per block would not fit in a stage: no block does extra rounds.
-      EXPECT_GT(static_cast<long long>(s.rounds) * kBulkTileBytes, bytes / blocks - kBulkTileBytes);
+      const BulkPlan p = bulk_plan(bytes, blocks);
+      EXPECT_GE(p.rounds, 0);
+      EXPECT_GE(p.slice_bytes, 0);
+      EXPECT_LT(p.slice_bytes, kBulkTileBytes);
+      EXPECT_EQ(p.slice_bytes % kBulkAlign, 0);
+      EXPECT_EQ(p.bulk_bytes, (p.rounds * kBulkTileBytes + p.slice_bytes) * blocks);
+      EXPECT_LE(p.bulk_bytes, bytes);
+      EXPECT_LT(bytes - p.bulk_bytes, static_cast<long long>(kBulkAlign) * blocks);
+      // No block could take another whole tile.
+      EXPECT_LT(bytes - p.rounds * kBulkTileBytes * blocks, static_cast<long long>(kBulkTileBytes) * blocks);
     }
-  // 2 GB on 132 SMs: 324 tiles of 49,024 bytes each (48 KiB tiles dealt round-robin: 323.2).
-  EXPECT_EQ(bulk_split(2097152000LL, 132).rounds, 324);
-  EXPECT_EQ(bulk_split(2097152000LL, 132).tile_bytes, 49024);
+  // 4 GB on 132 SMs (the H100's read row): 646 tiles and a 22,784-byte slice per block,
+  // 7,168 bytes for the ordinary loads.
+  const BulkPlan h100 = bulk_plan(4194304000LL, 132);
+  EXPECT_EQ(h100.rounds, 646);
+  EXPECT_EQ(h100.slice_bytes, 22784);
+  EXPECT_EQ(4194304000LL - h100.bulk_bytes, 7168);
 }
 
-TEST(BulkSplit, TooLittleToTileGoesThroughOrdinaryLoads) {
-  EXPECT_EQ(bulk_split(15, 1).rounds, 0);
-  EXPECT_EQ(bulk_split(1000, 132).rounds, 0);  // 7 bytes per block
-  EXPECT_EQ(bulk_split(1 << 20, 0).rounds, 0);
-  EXPECT_EQ(bulk_split(16, 1).tile_bytes, 16);
+TEST(BulkPlan, TooLittleGoesThroughOrdinaryLoads) {
+  EXPECT_EQ(bulk_plan(1000, 132).bulk_bytes, 0);  // 7 bytes per block
+  EXPECT_EQ(bulk_plan(127, 1).bulk_bytes, 0);     // under a line
+  EXPECT_EQ(bulk_plan(1 << 20, 0).bulk_bytes, 0);
+  EXPECT_EQ(bulk_plan(-1, 4).bulk_bytes, 0);
+  const BulkPlan one_line = bulk_plan(128, 1);
+  EXPECT_EQ(one_line.rounds, 0);
+  EXPECT_EQ(one_line.slice_bytes, 128);
 }
 
 }  // namespace

@@ -61,20 +61,17 @@ __global__ void __launch_bounds__(kStreamThreads)
 }
 
 // The read ceiling through the tensor memory accelerator's bulk copies: one block per SM
-// keeps kBulkStages tiles of up to kBulkTileBytes in flight (192 KiB: more bytes in flight
-// per SM than registers can hold), its threads sum each tile out of shared memory while the
-// next ones land. Every block reads the same number of tiles of one size (tile t of block b
-// at (b + t gridDim.x) tile_bytes): with 48 KiB tiles dealt round-robin, the last round kept
-// a fifth of the SMs busy while the rest idled (2 GB on 132 SMs: 323.2 tiles each). What the
-// equal tiles leave (under 17 bytes per tile) is read with ordinary loads (bulk_split.hpp).
+// keeps kBulkStages tiles of kBulkTileBytes in flight (192 KiB: more bytes in flight per SM
+// than registers can hold), its threads sum each tile out of shared memory while the next
+// ones land. Blocks take tiles round-robin, then one slice each of the rest, so all read the
+// same bytes (bulk_split.hpp); ordinary loads take the last few kilobytes.
 __device__ void add_block_sum(unsigned acc, unsigned* total) {
   for (int offset = 16; offset > 0; offset >>= 1) acc += __shfl_xor_sync(0xFFFFFFFFu, acc, offset);
   if (threadIdx.x % 32 == 0) atomicAdd(total, acc);
 }
 
 __global__ void __launch_bounds__(kBulkThreads)
-    read_bulk_kernel(const unsigned char* __restrict__ in, int rounds, int tile_bytes, long long n4,
-                     unsigned* __restrict__ total) {
+    read_bulk_kernel(const unsigned char* __restrict__ in, BulkPlan plan, long long n4, unsigned* __restrict__ total) {
   namespace ptx = ::cuda::ptx;
   extern __shared__ __align__(128) unsigned char stage[];
   __shared__ std::uint64_t landed[kBulkStages];  // one mbarrier per stage: its bytes arrived
@@ -83,33 +80,36 @@ __global__ void __launch_bounds__(kBulkThreads)
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
   }
   __syncthreads();
-  const auto fetch = [&](int round, int s) {
-    const long long tile = blockIdx.x + static_cast<long long>(round) * gridDim.x;
-    ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &landed[s],
-                                   static_cast<std::uint32_t>(tile_bytes));
-    ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, stage + s * kBulkTileBytes, in + tile * tile_bytes,
-                       static_cast<std::uint32_t>(tile_bytes), &landed[s]);
+  const long long jobs = plan.rounds + (plan.slice_bytes > 0);
+  const auto job_bytes = [&](long long j) { return j < plan.rounds ? kBulkTileBytes : plan.slice_bytes; };
+  const auto fetch = [&](long long j, int s) {
+    const long long at = j < plan.rounds
+                             ? (blockIdx.x + j * gridDim.x) * static_cast<long long>(kBulkTileBytes)
+                             : plan.rounds * gridDim.x * kBulkTileBytes + blockIdx.x * static_cast<long long>(plan.slice_bytes);
+    const auto bytes = static_cast<std::uint32_t>(job_bytes(j));
+    ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &landed[s], bytes);
+    ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, stage + s * kBulkTileBytes, in + at, bytes, &landed[s]);
   };
   if (threadIdx.x == 0)
-    for (int s = 0; s < kBulkStages && s < rounds; ++s) fetch(s, s);
+    for (int s = 0; s < kBulkStages && s < jobs; ++s) fetch(s, s);
   unsigned acc = 0;
-  for (int round = 0; round < rounds; ++round) {
-    const int s = round % kBulkStages;
-    while (!ptx::mbarrier_try_wait_parity(&landed[s], static_cast<std::uint32_t>((round / kBulkStages) & 1))) {
+  for (long long j = 0; j < jobs; ++j) {
+    const int s = static_cast<int>(j % kBulkStages);
+    while (!ptx::mbarrier_try_wait_parity(&landed[s], static_cast<std::uint32_t>((j / kBulkStages) & 1))) {
     }
     const auto* words = reinterpret_cast<const uint4*>(stage + s * kBulkTileBytes);
-    for (int i = threadIdx.x; i < tile_bytes / 16; i += kBulkThreads) {
+    const int n = job_bytes(j) / 16;
+    for (int i = threadIdx.x; i < n; i += kBulkThreads) {
       const uint4 v = words[i];
       acc += v.x + v.y + v.z + v.w;
     }
     __syncthreads();  // every thread is done with stage s before it is refilled
-    if (threadIdx.x == 0 && round + kBulkStages < rounds) fetch(round + kBulkStages, s);
+    if (threadIdx.x == 0 && j + kBulkStages < jobs) fetch(j + kBulkStages, s);
   }
-  const auto* tail = reinterpret_cast<const uint4*>(in);
-  const long long tiled4 = static_cast<long long>(rounds) * gridDim.x * (tile_bytes / 16);
-  for (long long i = tiled4 + blockIdx.x * static_cast<long long>(kBulkThreads) + threadIdx.x; i < n4;
+  const auto* rest = reinterpret_cast<const uint4*>(in);
+  for (long long i = plan.bulk_bytes / 16 + blockIdx.x * static_cast<long long>(kBulkThreads) + threadIdx.x; i < n4;
        i += static_cast<long long>(gridDim.x) * kBulkThreads) {
-    const uint4 v = tail[i];
+    const uint4 v = rest[i];
     acc += v.x + v.y + v.z + v.w;
   }
   add_block_sum(acc, total);
@@ -178,9 +178,8 @@ Status read_bulk(const void* in, long long n4, int sm_count, unsigned* total, cu
     CUDA_CHECK(cudaFuncSetAttribute(read_bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     smem_raised = true;
   }
-  const BulkSplit split = bulk_split(n4 * 16, sm_count);
   read_bulk_kernel<<<static_cast<unsigned>(sm_count), kBulkThreads, kSmem, stream>>>(
-      static_cast<const unsigned char*>(in), split.rounds, split.tile_bytes, n4, total);
+      static_cast<const unsigned char*>(in), bulk_plan(n4 * 16, sm_count), n4, total);
   CUDA_CHECK_LAUNCH("read_bulk_kernel");
   return Status::ok();
 }
