@@ -339,6 +339,11 @@ TEST(Wgmma, FormIsNamedAndBadKnobsRefused) {
   EXPECT_EQ(s.code(), StatusCode::InvalidValue) << s.describe();
   EXPECT_NE(s.message().find("GEMMLAB_WGMMA_TAIL"), std::string::npos) << s.describe();
   unsetenv("GEMMLAB_WGMMA_TAIL");
+  ASSERT_EQ(setenv("GEMMLAB_3XTF32_PROMOTE", "thirds", 1), 0);
+  s = v.can_implement(p);
+  EXPECT_EQ(s.code(), StatusCode::InvalidValue) << s.describe();
+  EXPECT_NE(s.message().find("GEMMLAB_3XTF32_PROMOTE"), std::string::npos) << s.describe();
+  unsetenv("GEMMLAB_3XTF32_PROMOTE");
 }
 
 // GEMMLAB_WGMMA_TAIL=stream_k: units left over after the whole rounds are cut by K over all
@@ -417,7 +422,11 @@ TEST(Wgmma, KernelsUseNoLocalMemory) {
   for (const char* cluster : {"1", "2"}) {
     ASSERT_EQ(setenv("GEMMLAB_WGMMA_CLUSTER", cluster, 1), 0);
     for (const Variant& v : two_byte_rungs()) check(v, v.input, 512);
-    check(cuda::wgmma_3xtf32_variant(), DType::F32, 512);
+    for (const char* promote : {"halves", "quarters"}) {
+      ASSERT_EQ(setenv("GEMMLAB_3XTF32_PROMOTE", promote, 1), 0);
+      check(cuda::wgmma_3xtf32_variant(), DType::F32, 512);
+    }
+    unsetenv("GEMMLAB_3XTF32_PROMOTE");
     for (const char* operands : {"copy", "cp_async"}) {
       ASSERT_EQ(setenv("GEMMLAB_WGMMA_OPERANDS", operands, 1), 0);
       check(cuda::wgmma_ws_tf32_variant(), DType::F32, 512);
@@ -506,18 +515,37 @@ TEST(Wgmma, Tf32OperandsLoadedByTheProducer) {
   EXPECT_NE(info.name.find("padded copy of A and a K-major (transposed) copy of B"), std::string::npos) << info.name;
 }
 
-// 3xTF32: every shape, transposition and layout within its own bound (15_wgmma_3xtf32.cu).
+// 3xTF32: every shape, transposition and layout within its own bound (15_wgmma_3xtf32.cu),
+// with the big·big sums promoted by halves (default) and by quarters; explain names which.
 TEST(Wgmma, ThreeTf32EveryShapeTranspositionAndLayout) {
   REQUIRE_HOPPER();
   const Variant v = cuda::wgmma_3xtf32_variant();
   ASSERT_TRUE(v.tolerance.has_value());
   std::uint64_t seed = fresh_seed();
-  for (Layout layout : {Layout::RowMajor, Layout::ColMajor})
-    for (Op op_a : {Op::N, Op::T})
-      for (Op op_b : {Op::N, Op::T})
-        for (const auto& s : kShapes) check_case(v, {s[0], s[1], s[2], op_a, op_b, layout, 1.0, 0.0, 0}, seed++);
-  check_case(v, {200, 300, 129, Op::T, Op::T, Layout::RowMajor, -1.5, 0.5, 3}, seed++);
-  check_case(v, {1000, 1000, 1000, Op::N, Op::N, Layout::ColMajor, 1.0, 0.0, 0}, seed++);
+  DeviceArray buffer(1 << 22);
+  for (const char* promote : {"halves", "quarters"}) {
+    SCOPED_TRACE(promote);
+    ASSERT_EQ(setenv("GEMMLAB_3XTF32_PROMOTE", promote, 1), 0);
+    GemmProblem named;
+    named.m = named.n = named.k = 512;
+    named.compute = v.compute;
+    named.a = shaped(512, 512, Layout::RowMajor, DType::F32, 0);
+    named.b = named.a;
+    named.c = named.a;
+    named.a.data = named.b.data = named.c.data = buffer.p;
+    KernelInfo info;
+    ASSERT_TRUE(v.kernel_info(named, info).is_ok());
+    EXPECT_NE(info.name.find(std::string("promoted by ") + (promote[0] == 'h' ? "m64n128 halves" : "m64n64 quarters")),
+              std::string::npos)
+        << info.name;
+    for (Layout layout : {Layout::RowMajor, Layout::ColMajor})
+      for (Op op_a : {Op::N, Op::T})
+        for (Op op_b : {Op::N, Op::T})
+          for (const auto& s : kShapes) check_case(v, {s[0], s[1], s[2], op_a, op_b, layout, 1.0, 0.0, 0}, seed++);
+    check_case(v, {200, 300, 129, Op::T, Op::T, Layout::RowMajor, -1.5, 0.5, 3}, seed++);
+    check_case(v, {1000, 1000, 1000, Op::N, Op::N, Layout::ColMajor, 1.0, 0.0, 0}, seed++);
+  }
+  unsetenv("GEMMLAB_3XTF32_PROMOTE");
 }
 
 // What 3xTF32 is for: float32 accuracy. Its relative error (Frobenius) on a long K stays
@@ -542,12 +570,17 @@ TEST(Wgmma, ThreeTf32ErrorMatchesSgemmNotTf32) {
     }
     return error;
   };
-  auto f32 = error_of(DType::F32, {"wgmma_3xtf32", "cublas_sgemm"});
   auto tf32 = error_of(DType::TF32, {"wgmma_ws_tf32"});
-  ASSERT_EQ(f32.count("wgmma_3xtf32") + f32.count("cublas_sgemm") + tf32.count("wgmma_ws_tf32"), 3u);
-  EXPECT_GT(f32["cublas_sgemm"], 0.0);
-  EXPECT_LE(f32["wgmma_3xtf32"], 1.5 * f32["cublas_sgemm"]);
-  EXPECT_LE(f32["wgmma_3xtf32"], tf32["wgmma_ws_tf32"] / 100);
+  for (const char* promote : {"halves", "quarters"}) {
+    SCOPED_TRACE(promote);
+    ASSERT_EQ(setenv("GEMMLAB_3XTF32_PROMOTE", promote, 1), 0);
+    auto f32 = error_of(DType::F32, {"wgmma_3xtf32", "cublas_sgemm"});
+    ASSERT_EQ(f32.count("wgmma_3xtf32") + f32.count("cublas_sgemm") + tf32.count("wgmma_ws_tf32"), 3u);
+    EXPECT_GT(f32["cublas_sgemm"], 0.0);
+    EXPECT_LE(f32["wgmma_3xtf32"], 1.5 * f32["cublas_sgemm"]);
+    EXPECT_LE(f32["wgmma_3xtf32"], tf32["wgmma_ws_tf32"] / 100);
+  }
+  unsetenv("GEMMLAB_3XTF32_PROMOTE");
 }
 
 }  // namespace

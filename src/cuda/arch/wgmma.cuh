@@ -59,6 +59,18 @@
   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
 
+// The same for the 32 accumulators of an m64n64 wgmma.
+#define GEMMLAB_WGMMA_ACC32_TEXT \
+  "{" \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31" \
+  "}"
+#define GEMMLAB_WGMMA_ACC32_OPERANDS(d) \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+  "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+
 namespace gemmlab::cuda::arch {
 
 // Shared-memory matrix descriptor for a tile stored with the 128-byte swizzle the tensor
@@ -150,9 +162,22 @@ __device__ __forceinline__ void wgmma_m64n128k8_tf32(float (&d)[64], std::uint64
       : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
+// wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32: d (64 x 64, f32, 32 registers per
+// thread) += A (64 x 8) * B (8 x 64), both K-major in shared memory.
+__device__ __forceinline__ void wgmma_m64n64k8_tf32(float (&d)[32], std::uint64_t desc_a, std::uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
+      GEMMLAB_WGMMA_ACC32_TEXT ", %32, %33, p, 1, 1;\n}\n"
+      : GEMMLAB_WGMMA_ACC32_OPERANDS(d)
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
 }  // namespace gemmlab::cuda::arch
 
 #undef GEMMLAB_WGMMA_ACC128_TEXT
 #undef GEMMLAB_WGMMA_ACC128_OPERANDS
 #undef GEMMLAB_WGMMA_ACC64_TEXT
 #undef GEMMLAB_WGMMA_ACC64_OPERANDS
+#undef GEMMLAB_WGMMA_ACC32_TEXT
+#undef GEMMLAB_WGMMA_ACC32_OPERANDS

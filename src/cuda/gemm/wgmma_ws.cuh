@@ -327,35 +327,68 @@ __device__ __forceinline__ void store_tile_tma(const float (&r)[128], const Epil
 // Stages per promoted partial sum. Three (fewer waits) measured 12 % slower than two on an
 // H200 (results/h200/3xtf32-promote-stages): the producer is left one free stage of four.
 constexpr int kPromoteStages = 2;
+// The kernel's Promote parameter: 0 (no promotion), or the parts of the tile's columns a
+// promoted partial sum covers at a time (promoted_stages).
+constexpr int kPromoteHalves = 2, kPromoteQuarters = 4;
 static_assert(kPromoteStages < kStages, "the producer needs a free stage");
 
-template <class E, bool TransA, bool TransB>
+// Parts = 2: the partial is one m64n128 half of the tile's columns at a time, each waited
+// for before its adds, so the tensor cores idle for the wait and the adds (the other
+// consumer warpgroup fills them, not fully). Parts = 4 (GEMMLAB_3XTF32_PROMOTE=quarters):
+// m64n64 quarters in two 32-register partials, ping-pong: quarter q + 1 is in flight while
+// quarter q's partial is added. The same 64 registers; a quarter reads twice the shared
+// memory per MMA that a half does.
+template <class E, bool TransA, bool TransB, int Parts>
 __device__ __forceinline__ void promoted_stages(float (&sums)[128], const unsigned char* const (&stages)[kPromoteStages],
                                                 int count, int warpgroup) {
   static_assert(!TransA && TransB && E::kMmaK == 8, "promoted sums: tf32, both operands K-major");
-  constexpr int kHalfBBytes = kBN / 2 * kRowBytes;  // 128 K-major rows of B
-  float part[64];
+  static_assert(Parts == 2 || Parts == 4, "halves or quarters of the tile's columns");
+  constexpr int kPartBBytes = kBN / Parts * kRowBytes;  // K-major rows of B per part
+  constexpr int kPartRegs = 128 / Parts;                // m64nN register i is m64n256 register part * kPartRegs + i
+  const auto issue = [&](float(&part)[kPartRegs], int q) {
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-#pragma unroll
-    for (int i = 0; i < 64; ++i) arch::fence_accumulator(part[i]);
+    for (int i = 0; i < kPartRegs; ++i) arch::fence_accumulator(part[i]);
     arch::wgmma_fence();
 #pragma unroll
     for (int g = 0; g < kPromoteStages; ++g) {
       if (g < count) {
 #pragma unroll
-        for (int kk = 0; kk < kKSteps<E>; ++kk)
-          arch::wgmma_m64n128k8_tf32(part, a_descriptor<false>(stages[g], warpgroup, kk),
-                                     b_descriptor<true>(stages[g] + kABytes + h * kHalfBBytes, kk), g > 0 || kk > 0);
+        for (int kk = 0; kk < kKSteps<E>; ++kk) {
+          const std::uint64_t a = a_descriptor<false>(stages[g], warpgroup, kk);
+          const std::uint64_t b = b_descriptor<true>(stages[g] + kABytes + q * kPartBBytes, kk);
+          if constexpr (Parts == 2) arch::wgmma_m64n128k8_tf32(part, a, b, g > 0 || kk > 0);
+          else arch::wgmma_m64n64k8_tf32(part, a, b, g > 0 || kk > 0);
+        }
       }
     }
     arch::wgmma_commit();
-    arch::wgmma_wait<0>();
+  };
+  const auto add = [&](float(&part)[kPartRegs], int q) {
 #pragma unroll
-    for (int i = 0; i < 64; ++i) {
+    for (int i = 0; i < kPartRegs; ++i) {
       arch::fence_accumulator(part[i]);
-      sums[h * 64 + i] += part[i];  // m64n128 register i is m64n256 register 64h + i
+      sums[q * kPartRegs + i] += part[i];
     }
+  };
+  if constexpr (Parts == 2) {
+    float part[kPartRegs];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      issue(part, h);
+      arch::wgmma_wait<0>();
+      add(part, h);
+    }
+  } else {
+    float part[2][kPartRegs];
+    issue(part[0], 0);
+#pragma unroll
+    for (int q = 1; q < Parts; ++q) {
+      issue(part[q % 2], q);
+      arch::wgmma_wait<1>();  // quarter q - 1 is done; q is in flight
+      add(part[(q - 1) % 2], q - 1);
+    }
+    arch::wgmma_wait<0>();
+    add(part[(Parts - 1) % 2], Parts - 1);
   }
 }
 
@@ -541,7 +574,7 @@ __device__ __forceinline__ void add_partials(const float (&acc)[128], float (&to
   }
 }
 
-template <class E, bool TransA, bool TransB, int ClusterM, bool Promote = false, int Loads = 0, bool StreamK = false>
+template <class E, bool TransA, bool TransB, int ClusterM, int Promote = 0, int Loads = 0, bool StreamK = false>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                     const __grid_constant__ CUtensorMap map_c, Epilogue e, KSchedule schedule,
@@ -739,7 +772,7 @@ __global__ void __launch_bounds__(kThreads, 1)
               next_stage();
             }
           }
-          promoted_stages<E, TransA, TransB>(sums, stages, count, warpgroup);
+          promoted_stages<E, TransA, TransB, Promote>(sums, stages, count, warpgroup);
 #pragma unroll
           for (int g = 0; g < kPromoteStages; ++g)  // both halves are done with them
             if (g < count) release(held[g]);
@@ -792,12 +825,16 @@ inline TmaMatrix tma_c(const RowMajorGemm& g) {
 //                                            as one more, partial round (default), or are cut
 //                                            by K over all clusters (stream_k.hpp; one K pass;
 //                                            bf16 and f16 in clusters of 2 only)
+//   GEMMLAB_3XTF32_PROMOTE = halves | quarters  3xTF32's promoted partial sums by m64n128
+//                                            halves, each waited for (default), or m64n64
+//                                            quarters, one in flight while the last is added
 // Where a form cannot run (one row of tiles, a C that TMA cannot address) the other runs.
 struct Options {
   int cluster_m = 2;
   bool tma_epilogue = true;
   bool load_operands = false;
   bool stream_k = false;
+  bool promote_quarters = false;
 };
 inline Status read_options(Options& o) {
   o = Options{};
@@ -824,6 +861,12 @@ inline Status read_options(Options& o) {
     if (v != "rounds" && v != "stream_k")
       return {StatusCode::InvalidValue, "GEMMLAB_WGMMA_TAIL must be rounds or stream_k, not '" + v + "'"};
     o.stream_k = v == "stream_k";
+  }
+  if (const char* env = std::getenv("GEMMLAB_3XTF32_PROMOTE")) {
+    const std::string v = env;
+    if (v != "halves" && v != "quarters")
+      return {StatusCode::InvalidValue, "GEMMLAB_3XTF32_PROMOTE must be halves or quarters, not '" + v + "'"};
+    o.promote_quarters = v == "quarters";
   }
   return Status::ok();
 }
@@ -873,7 +916,7 @@ inline int grid_size(int units, int resident_clusters, int cluster_m) {
 // `plan` receives the clusters' work: with StreamK, whole rounds and a tail cut by K over all
 // resident clusters where units are left over; otherwise (or without a leftover) the fewest
 // clusters that finish in as many rounds.
-template <class E, bool TransA, bool TransB, int ClusterM, bool Promote = false, int Loads = 0, bool StreamK = false>
+template <class E, bool TransA, bool TransB, int ClusterM, int Promote = 0, int Loads = 0, bool StreamK = false>
 Status launch_config(const RowMajorGemm& g, int k_tiles, cudaLaunchAttribute& cluster, cudaLaunchConfig_t& config,
                      stream_k::Schedule& plan) {
   const auto kernel = wgmma_ws_kernel<E, TransA, TransB, ClusterM, Promote, Loads, StreamK>;
@@ -918,7 +961,7 @@ struct StreamKWorkspace {
   DeviceMemory partials, arrived;
 };
 
-template <class E, bool TransA, bool TransB, int ClusterM, bool Promote = false, int Loads = 0, bool StreamK = false>
+template <class E, bool TransA, bool TransB, int ClusterM, int Promote = 0, int Loads = 0, bool StreamK = false>
 Status launch(const RowMajorGemm& g, Stream stream, const CUtensorMap& map_a, const CUtensorMap& map_b,
               const CUtensorMap& map_c, const Epilogue& e, const KSchedule& schedule,
               const LoadedOperands& loads = {}, const StreamKWorkspace* tail = nullptr) {
@@ -1014,7 +1057,10 @@ Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule&
       if constexpr (!Promote)
         if (form.stream_k)
           return launch<E, false, true, kCluster, false, 0, true>(g, stream, map_a, map_b, map_c, e, schedule, {}, tail);
-      return launch<E, false, true, kCluster, Promote>(g, stream, map_a, map_b, map_c, e, schedule);
+      if constexpr (Promote)
+        if (options.promote_quarters)
+          return launch<E, false, true, kCluster, kPromoteQuarters>(g, stream, map_a, map_b, map_c, e, schedule);
+      return launch<E, false, true, kCluster, Promote ? kPromoteHalves : 0>(g, stream, map_a, map_b, map_c, e, schedule);
     }
   });
 }
@@ -1249,10 +1295,10 @@ inline std::string describe_form(const Form& f, bool stream_k_tail, unsigned blo
 }
 
 // One instantiation of the kernel, as a type (for kernel_info's generic lambda).
-template <bool TransA, bool TransB, int ClusterM, bool Promote, int Loads, bool StreamK>
+template <bool TransA, bool TransB, int ClusterM, int Promote, int Loads, bool StreamK>
 struct Instance {
-  static constexpr bool kTransA = TransA, kTransB = TransB, kPromote = Promote, kStreamK = StreamK;
-  static constexpr int kClusterM = ClusterM, kLoads = Loads;
+  static constexpr bool kTransA = TransA, kTransB = TransB, kStreamK = StreamK;
+  static constexpr int kClusterM = ClusterM, kPromote = Promote, kLoads = Loads;
 };
 
 template <class E, bool Split = false>
@@ -1276,8 +1322,12 @@ Status kernel_info(const GemmProblem& p, KernelInfo& out, const char* name) {
     const bool tail = I::kStreamK && schedule.has_tail();
     const auto kernel = tail ? wgmma_ws_kernel<E, I::kTransA, I::kTransB, I::kClusterM, I::kPromote, I::kLoads, I::kStreamK>
                              : wgmma_ws_kernel<E, I::kTransA, I::kTransB, I::kClusterM, I::kPromote, I::kLoads, false>;
+    const std::string promote = I::kPromote == kPromoteQuarters ? ", big·big sums promoted by m64n64 quarters"
+                                : I::kPromote == kPromoteHalves  ? ", big·big sums promoted by m64n128 halves"
+                                                                 : "";
     return describe_kernel(out, kernel,
-                           kernel_name(name, trans_a, trans_b) + describe_form(form, tail, config.gridDim.x) + copies,
+                           kernel_name(name, trans_a, trans_b) + describe_form(form, tail, config.gridDim.x) + copies +
+                               promote,
                            kThreads, kSmemBytes);
   };
   return dispatch_cluster(form.cluster_m, [&](auto cluster) -> Status {
@@ -1299,7 +1349,9 @@ Status kernel_info(const GemmProblem& p, KernelInfo& out, const char* name) {
           });
       if constexpr (!Split)
         if (form.stream_k) return describe(Instance<false, true, kCluster, false, 0, true>{}, false, true);
-      return describe(Instance<false, true, kCluster, Split, 0, false>{}, false, true);
+      if constexpr (Split)
+        if (options.promote_quarters) return describe(Instance<false, true, kCluster, kPromoteQuarters, 0, false>{}, false, true);
+      return describe(Instance<false, true, kCluster, Split ? kPromoteHalves : 0, 0, false>{}, false, true);
     }
   });
 }
