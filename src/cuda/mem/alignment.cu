@@ -172,8 +172,8 @@ Status run(MemContext& ctx, std::vector<MemRow>& rows) {
   // The read target: a reduction whose sum proves every word was read, over four streaming
   // buffers (the copy buffers are freed first; 8 GB on an H100). The launch, the first loads'
   // latency and the last tiles cost a fixed few microseconds per read, which a longer read
-  // spreads thinner: the bulk read of 2, 4 and 8 GB ran at 93.6, 94.2 and 94.3 % of
-  // theoretical (results/h100/probes/read-bulk-split.txt).
+  // spreads thinner: on one H100 the bulk read of 2, 4 and 8 GB ran at 93.6, 94.2 and
+  // 94.3 % of theoretical (results/h100/probes/read-bulk-split.txt).
   in = DeviceMemory{};
   out = DeviceMemory{};
   DeviceMemory data;
