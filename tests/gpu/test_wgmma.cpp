@@ -344,6 +344,11 @@ TEST(Wgmma, FormIsNamedAndBadKnobsRefused) {
   EXPECT_EQ(s.code(), StatusCode::InvalidValue) << s.describe();
   EXPECT_NE(s.message().find("GEMMLAB_3XTF32_PROMOTE"), std::string::npos) << s.describe();
   unsetenv("GEMMLAB_3XTF32_PROMOTE");
+  ASSERT_EQ(setenv("GEMMLAB_WGMMA_TF32_MN", "smem", 1), 0);
+  s = v.can_implement(p);
+  EXPECT_EQ(s.code(), StatusCode::InvalidValue) << s.describe();
+  EXPECT_NE(s.message().find("GEMMLAB_WGMMA_TF32_MN"), std::string::npos) << s.describe();
+  unsetenv("GEMMLAB_WGMMA_TF32_MN");
 }
 
 // GEMMLAB_WGMMA_TAIL=stream_k: units left over after the whole rounds are cut by K over all
@@ -432,9 +437,12 @@ TEST(Wgmma, KernelsUseNoLocalMemory) {
       check(cuda::wgmma_ws_tf32_variant(), DType::F32, 512);
       check(cuda::wgmma_ws_tf32_variant(), DType::F32, 513);  // rows TMA cannot address: both loaded
     }
+    unsetenv("GEMMLAB_WGMMA_OPERANDS");
+    ASSERT_EQ(setenv("GEMMLAB_WGMMA_TF32_MN", "copy", 1), 0);  // (registers: the default, above)
+    check(cuda::wgmma_ws_tf32_variant(), DType::F32, 512);
+    unsetenv("GEMMLAB_WGMMA_TF32_MN");
   }
   unsetenv("GEMMLAB_WGMMA_CLUSTER");
-  unsetenv("GEMMLAB_WGMMA_OPERANDS");
 }
 
 // Each rung takes its own types and names itself when given others (no GPU needed).
@@ -453,28 +461,55 @@ TEST(Wgmma, RungsRefuseOtherPrecisions) {
   }
 }
 
-// tf32 reads both operands K-major: row-major NT and column-major TN go straight in, every
-// other layout through a K-major copy; explain names it.
+// tf32 reads B K-major only: row-major NT and column-major TN go straight in. An A whose K
+// is strided goes into registers from 8-row panels; where B's K is strided and A's is not
+// (row-major NN, column-major TT) the kernel computes C^T = B^T A^T; where the rows are not
+// whole panels (m or n not a multiple of 8) or with GEMMLAB_WGMMA_TF32_MN=copy, operands are
+// copied K-major first. Both forms, every shape, transposition and layout; ragged tiles in
+// each dimension with whole panels (n = 136, 520, 1000); explain names the form.
 TEST(Wgmma, Tf32EveryShapeTranspositionAndLayout) {
   REQUIRE_HOPPER();
   const Variant v = cuda::wgmma_ws_tf32_variant();
   std::uint64_t seed = fresh_seed();
-  for (Layout layout : {Layout::RowMajor, Layout::ColMajor})
-    for (Op op_a : {Op::N, Op::T})
-      for (Op op_b : {Op::N, Op::T})
-        for (const auto& s : kShapes) check_case(v, {s[0], s[1], s[2], op_a, op_b, layout, 1.0, 0.0, 0}, seed++);
-  check_case(v, {200, 300, 129, Op::N, Op::T, Layout::RowMajor, -1.5, 0.5, 8}, seed++);
-  check_case(v, {131, 257, 77, Op::T, Op::N, Layout::ColMajor, 0.25, -2.0, 24}, seed++);
-  check_case(v, {133, 70, 99, Op::N, Op::N, Layout::RowMajor, 0.5, 1.0, 3}, seed++);  // copy and transpose
-  check_case(v, {1024, 1536, 2048, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}, seed++);
-  check_case(v, {1000, 1000, 1000, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}, seed++);
+  for (const char* mn : {"registers", "copy"}) {
+    ASSERT_EQ(setenv("GEMMLAB_WGMMA_TF32_MN", mn, 1), 0);
+    SCOPED_TRACE(fmt::format("GEMMLAB_WGMMA_TF32_MN={}", mn));
+    for (Layout layout : {Layout::RowMajor, Layout::ColMajor})
+      for (Op op_a : {Op::N, Op::T})
+        for (Op op_b : {Op::N, Op::T}) {
+          for (const auto& s : kShapes) check_case(v, {s[0], s[1], s[2], op_a, op_b, layout, 1.0, 0.0, 0}, seed++);
+          check_case(v, {136, 136, 257, op_a, op_b, layout, 1.0, 0.0, 0}, seed++);  // whole panels, ragged tiles
+          check_case(v, {264, 520, 33, op_a, op_b, layout, -0.5, 2.0, 8}, seed++);
+        }
+    check_case(v, {200, 300, 129, Op::N, Op::T, Layout::RowMajor, -1.5, 0.5, 8}, seed++);
+    check_case(v, {131, 257, 77, Op::T, Op::N, Layout::ColMajor, 0.25, -2.0, 24}, seed++);
+    check_case(v, {133, 70, 99, Op::N, Op::N, Layout::RowMajor, 0.5, 1.0, 3}, seed++);  // copy and transpose
+    check_case(v, {1024, 1536, 2048, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}, seed++);
+    check_case(v, {1000, 1000, 1000, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}, seed++);
+    check_case(v, {1024, 2048, 1536, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}, seed++);
+  }
 
   DeviceArray buffer(1 << 20);
   GemmProblem p = tf32_row_major_nn(64, buffer.p);
   KernelInfo info;
   ASSERT_TRUE(v.kernel_info(p, info).is_ok());  // row-major NN: B's K is not contiguous
+  EXPECT_NE(info.name.find("clusters, A in registers from 8-row panels, computing C^T = B^T A^T, epilogue from registers"),
+            std::string::npos)
+      << info.name;
+  EXPECT_EQ(info.name.find("copy"), std::string::npos) << info.name;
+  p.op_a = Op::T;  // both K strided (TN): A into registers, B copied
+  p.op_b = Op::N;
+  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
+  EXPECT_NE(info.name.find("A in registers from 8-row panels, TMA-store epilogue"), std::string::npos) << info.name;
+  EXPECT_NE(info.name.find("K-major (transposed) copy of B"), std::string::npos) << info.name;
+  EXPECT_EQ(info.name.find("C^T"), std::string::npos) << info.name;
+  ASSERT_EQ(setenv("GEMMLAB_WGMMA_TF32_MN", "copy", 1), 0);
+  p.op_a = p.op_b = Op::N;
+  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
   EXPECT_NE(info.name.find("K-major (transposed) copy of B"), std::string::npos) << info.name;
   EXPECT_EQ(info.name.find("of A"), std::string::npos) << info.name;
+  EXPECT_EQ(info.name.find("registers from"), std::string::npos) << info.name;
+  unsetenv("GEMMLAB_WGMMA_TF32_MN");
 }
 
 // GEMMLAB_WGMMA_OPERANDS=cp_async: a tf32 operand TMA cannot take as stored (K strided, or

@@ -151,6 +151,24 @@ __device__ __forceinline__ void wgmma_m64n256k8_tf32(float (&d)[128], std::uint6
       : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
+// The same with A from registers: a[0..3] are this thread's elements of the 64 x 8 A,
+// rows 16 * (warp in the warpgroup) + lane / 4 (a[0], a[2]) and 8 rows further (a[1], a[3]),
+// columns lane % 4 (a[0], a[1]) and lane % 4 + 4 (a[2], a[3]), as in mma.m16n8k8. The
+// registers belong to the tensor cores until the group is waited for, like d.
+__device__ __forceinline__ void wgmma_m64n256k8_tf32_rs(float (&d)[128], const std::uint32_t (&a)[4],
+                                                        std::uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 "
+      GEMMLAB_WGMMA_ACC128_TEXT ", {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+      : GEMMLAB_WGMMA_ACC128_OPERANDS(d)
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+}
+
+// Keeps the compiler from giving an A fragment's registers to other values while a wgmma
+// that reads them may still be in flight: a use (and redefinition) after the wait.
+__device__ __forceinline__ void fence_fragment(std::uint32_t& r) { asm volatile("" : "+r"(r)::"memory"); }
+
 // wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32: d (64 x 128, f32, 64 registers per
 // thread) += A (64 x 8) * B (8 x 128), both K-major in shared memory.
 __device__ __forceinline__ void wgmma_m64n128k8_tf32(float (&d)[64], std::uint64_t desc_a, std::uint64_t desc_b, int scale_d) {

@@ -139,13 +139,23 @@ constexpr int kKSteps = kBK<E> / E::kMmaK;  // wgmma per stage and warpgroup: 4
 constexpr int kChunk = 64;
 constexpr int kChunkBytes = kChunk * kRowBytes;  // 8 KiB
 constexpr int kKStepBytes = 32;                  // one wgmma's K in a K-major row (16 bf16, 8 tf32)
+// A tf32 A stored k x m (M-major) is read into registers (wgmma takes tf32 A from registers,
+// in any layout, and has no MN-major form from shared memory). It arrives as panels of 8
+// rows of A (32 bytes) by the stage's 32 k, panel after panel (TmaPanels, no swizzle), so
+// that the 32 lanes of a warp load a fragment register from 32 different banks: lane/4 picks
+// the row within the panel, lane%4 the k.
+constexpr int kPanel = 8;
+constexpr int kPanelFloats = kPanel * kBK<Tf32Operand>;  // 256: 1 KiB
+static_assert(kBM % kPanel == 0 && kBM / kPanel * kPanelFloats * 4 == kABytes, "the panels fill the A tile");
+constexpr int kFragmentRegs = 4 * kKSteps<Tf32Operand>;  // a stage's A fragments: 4 per wgmma step
 
 struct Epilogue {
   float* c;
   long long ldc;
   int m, n;
   float alpha, beta;
-  bool tma_store;  // C through shared memory and TMA (needs a TMA-addressable C), else from registers
+  bool tma_store;     // C through shared memory and TMA (needs a TMA-addressable C), else from registers
+  bool c_transposed;  // the kernel computes C^T: its (row, col) is C's (col, row) (from registers)
 };
 
 // The K loop: `segments` passes of `k_tiles` tiles each. One pass is the plain product.
@@ -203,6 +213,9 @@ __device__ __forceinline__ void load_stage(const CUtensorMap* map_a, const CUten
   if constexpr (!TransA) {
     const std::int32_t at[2] = {ka, m0};  // A is m x k: (column k, row m)
     ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, a, map_a, at, full);
+  } else if constexpr (!E::kMnMajor) {  // tf32 A stored k x m: 16 panels of 8 rows of A
+    const std::int32_t at[3] = {0, ka, m0 / kPanel};
+    ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, a, map_a, at, full);
   } else {
 #pragma unroll
     for (int h = 0; h < kBM / kChunk; ++h) {
@@ -242,6 +255,33 @@ __device__ __forceinline__ void store_pair(const Epilogue& e, int row, int col, 
   }
   p[0] = e.beta != 0.0f ? fmaf(e.beta, p[0], e.alpha * v0) : e.alpha * v0;
   if (both) p[1] = e.beta != 0.0f ? fmaf(e.beta, p[1], e.alpha * v1) : e.alpha * v1;
+}
+
+// The same for a kernel that computes C^T (e.c_transposed): C(col, row) and C(col + 1, row),
+// a row of C apart. A warp's store covers 8 consecutive columns of 4 rows: 4 whole sectors.
+__device__ __forceinline__ void store_pair_transposed(const Epilogue& e, int row, int col, float v0, float v1) {
+  if (row >= e.m || col >= e.n) return;
+  float* p = e.c + static_cast<long long>(col) * e.ldc + row;
+  p[0] = e.beta != 0.0f ? fmaf(e.beta, p[0], e.alpha * v0) : e.alpha * v0;
+  if (col + 1 < e.n) p[e.ldc] = e.beta != 0.0f ? fmaf(e.beta, p[e.ldc], e.alpha * v1) : e.alpha * v1;
+}
+
+// This thread's A fragments of one stage when tf32 A comes in panels (kPanel): register
+// 4 kk + i is a_i of wgmma step kk (arch::wgmma_m64n256k8_tf32_rs): rows 16 warp + lane/4
+// (+ 8: the next panel) of the warpgroup's 64, k 8 kk + lane%4 (+ 4). A warp's load reads
+// 4 k by 8 rows, 128 contiguous bytes: one wavefront.
+__device__ __forceinline__ void load_a_fragments(const unsigned char* a_stage, int warpgroup,
+                                                 std::uint32_t (&f)[kFragmentRegs]) {
+  const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
+  const unsigned base = arch::smem_address(a_stage) +
+                        4u * static_cast<unsigned>((warpgroup * 8 + warp * 2) * kPanelFloats + (lane % 4) * kPanel + lane / 4);
+#pragma unroll
+  for (int kk = 0; kk < kKSteps<Tf32Operand>; ++kk)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int offset = 4 * ((i % 2) * kPanelFloats + (8 * kk + 4 * (i / 2)) * kPanel);  // bytes
+      asm volatile("ld.shared.b32 %0, [%1];" : "=r"(f[4 * kk + i]) : "r"(base + offset) : "memory");
+    }
 }
 
 // The TMA-store epilogue of one consumer warpgroup: its 64 x 256 tile of C (registers as
@@ -585,6 +625,9 @@ __global__ void __launch_bounds__(kThreads, 1)
                 "loaded operands: single blocks, one K pass, K-major in shared memory");
   // (3xTF32's promoted sums and a stream-K fix-up together spilled 72-160 bytes.)
   static_assert(!(StreamK && Promote), "the stream-K tail: one K pass");
+  // tf32 A stored k x m: read from panels into registers (load_a_fragments).
+  constexpr bool kRegisterA = TransA && !E::kMnMajor;
+  static_assert(!kRegisterA || (!Promote && Loads == 0 && !StreamK), "A from registers: one plain K pass");
   extern __shared__ unsigned char smem_raw[];
   // The swizzle pattern is a function of the address: every stage starts on an atom. (The
   // same offset in every block of a cluster: multicast copies land at the same place.)
@@ -691,26 +734,53 @@ __global__ void __launch_bounds__(kThreads, 1)
       };
       // With Promote (whole units only): the small passes (segments >= 2).
       const int mma_end = work.k_end < promote_from ? work.k_end : promote_from;
-      for (int kt = work.k_begin; kt < mma_end; ++kt) {
+      // One stage: its MMAs issued, the previous stage's waited for and handed back. With A in
+      // registers, `frag` receives this stage's A fragments and `held` are the previous
+      // stage's, in use until the wait.
+      const auto mma_stage = [&](int kt, std::uint32_t(&frag)[kFragmentRegs], std::uint32_t(&held)[kFragmentRegs]) {
         while (!ptx::mbarrier_try_wait_parity(&full[stage], phase)) {
         }
         const unsigned char* a = ring + stage * kStageBytes;
         const unsigned char* b = a + kABytes;
+        if constexpr (kRegisterA) load_a_fragments(a, warpgroup, frag);
 #pragma unroll
         for (int i = 0; i < 128; ++i) arch::fence_accumulator(acc[i]);
         arch::wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < kKSteps<E>; ++kk)
-          E::template mma<kMnMajorA, kMnMajorB>(acc, a_descriptor<TransA>(a, warpgroup, kk),
-                                                b_descriptor<TransB>(b, kk), kt > work.k_begin || kk > 0);
+        for (int kk = 0; kk < kKSteps<E>; ++kk) {
+          const int scale_d = kt > work.k_begin || kk > 0;
+          if constexpr (kRegisterA)
+            arch::wgmma_m64n256k8_tf32_rs(acc, reinterpret_cast<const std::uint32_t(&)[4]>(frag[4 * kk]),
+                                          b_descriptor<TransB>(b, kk), scale_d);
+          else
+            E::template mma<kMnMajorA, kMnMajorB>(acc, a_descriptor<TransA>(a, warpgroup, kk),
+                                                  b_descriptor<TransB>(b, kk), scale_d);
+        }
         arch::wgmma_commit();
 #pragma unroll
         for (int i = 0; i < 128; ++i) arch::fence_accumulator(acc[i]);
         // Keep this stage's MMAs in flight; the previous stage's are done: hand it back.
         arch::wgmma_wait<1>();
+        if constexpr (kRegisterA)
+#pragma unroll
+          for (int i = 0; i < kFragmentRegs; ++i) arch::fence_fragment(held[i]);  // free only now
         if (previous >= 0) release(previous);
         previous = stage;
         next_stage();
+      };
+      if constexpr (kRegisterA) {
+        // Two sets of fragment registers, alternating stage by stage (unrolled by two, so
+        // that each set keeps its registers).
+        std::uint32_t frag[2][kFragmentRegs] = {};
+        int kt = work.k_begin;
+        for (; kt + 1 < mma_end; kt += 2) {
+          mma_stage(kt, frag[0], frag[1]);
+          mma_stage(kt + 1, frag[1], frag[0]);
+        }
+        if (kt < mma_end) mma_stage(kt, frag[0], frag[1]);
+      } else {
+        std::uint32_t none[kFragmentRegs];
+        for (int kt = work.k_begin; kt < mma_end; ++kt) mma_stage(kt, none, none);
       }
       arch::wgmma_wait<0>();
 #pragma unroll
@@ -727,6 +797,14 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         const int row0 = wg_row0 + warp * 16 + lane / 4;
         const int col0 = tn * kBN + 2 * (lane % 4);
+        if (e.c_transposed) {
+#pragma unroll
+          for (int j = 0; j < kBN / 8; ++j) {
+            store_pair_transposed(e, row0, col0 + 8 * j, r[4 * j], r[4 * j + 1]);
+            store_pair_transposed(e, row0 + 8, col0 + 8 * j, r[4 * j + 2], r[4 * j + 3]);
+          }
+          return;
+        }
 #pragma unroll
         for (int j = 0; j < kBN / 8; ++j) {
           store_pair(e, row0, col0 + 8 * j, r[4 * j], r[4 * j + 1]);
@@ -809,6 +887,12 @@ TmaMatrix tma_b(const RowMajorGemm& g, int cluster_m = 1) {
             static_cast<std::uint32_t>(kBK<E>)};
   return {g.b, u(g.k), u(g.n), u(g.ldb), E::kTma, static_cast<std::uint32_t>(kBK<E>), kChunk};
 }
+// tf32 A stored k x m, read into registers: panels of 8 rows of A by 32 k, 16 a box (one stage).
+inline TmaPanels tma_a_panels(const RowMajorGemm& g) {
+  const auto u = [](std::int64_t x) { return static_cast<std::uint64_t>(x); };
+  return {g.a, u(g.k), u(g.m), u(g.lda), TmaElement::F32, kPanel, static_cast<std::uint32_t>(kBK<Tf32Operand>),
+          kBM / kPanel};
+}
 // C as the TMA-store epilogue writes it: 64-row by 32-column (128-byte) boxes.
 inline TmaMatrix tma_c(const RowMajorGemm& g) {
   const auto u = [](std::int64_t x) { return static_cast<std::uint64_t>(x); };
@@ -829,6 +913,10 @@ inline TmaMatrix tma_c(const RowMajorGemm& g) {
 //   GEMMLAB_3XTF32_PROMOTE = halves | quarters  3xTF32's promoted partial sums by m64n128
 //                                            halves, each waited for (default), or m64n64
 //                                            quarters, one in flight while the last is added
+//   GEMMLAB_WGMMA_TF32_MN  = registers | copy  a tf32 operand whose K is strided is read as
+//                                            wgmma's A from registers (where it is B, the
+//                                            kernel computes C^T = B^T A^T) (default), or
+//                                            copied K-major before the kernel
 // Where a form cannot run (one row of tiles, a C that TMA cannot address) the other runs.
 struct Options {
   int cluster_m = 2;
@@ -836,6 +924,7 @@ struct Options {
   bool load_operands = false;
   bool stream_k = false;
   bool promote_quarters = false;
+  bool tf32_registers = true;
 };
 inline Status read_options(Options& o) {
   o = Options{};
@@ -869,6 +958,12 @@ inline Status read_options(Options& o) {
       return {StatusCode::InvalidValue, "GEMMLAB_3XTF32_PROMOTE must be halves or quarters, not '" + v + "'"};
     o.promote_quarters = v == "quarters";
   }
+  if (const char* env = std::getenv("GEMMLAB_WGMMA_TF32_MN")) {
+    const std::string v = env;
+    if (v != "registers" && v != "copy")
+      return {StatusCode::InvalidValue, "GEMMLAB_WGMMA_TF32_MN must be registers or copy, not '" + v + "'"};
+    o.tf32_registers = v == "registers";
+  }
   return Status::ok();
 }
 
@@ -889,16 +984,23 @@ struct Form {
   bool tma_epilogue;
   int loads;
   bool stream_k;  // the stream-K instantiation, which cuts a leftover round by K where there is one
+  bool register_a;    // tf32 A stored k x m, read into registers
+  bool c_transposed;  // the kernel computes C^T (kernel_problem)
 };
 // `single_block_tail`: the stream-K instantiations include single blocks (tf32: with or
 // without loaded operands), not only clusters of 2 (bf16, f16: fewer instantiations).
-inline Form form_of(const RowMajorGemm& g, const Options& o, int loads, bool split, bool single_block_tail) {
+// `register_a`: tf32 A reaches the kernel stored k x m (read into registers, one plain pass);
+// `c_transposed`: the kernel computes C^T, stored from registers.
+inline Form form_of(const RowMajorGemm& g, const Options& o, int loads, bool split, bool single_block_tail,
+                    bool register_a = false, bool c_transposed = false) {
   Form f;
   f.loads = loads;
+  f.register_a = register_a;
+  f.c_transposed = c_transposed;
   // One row of tiles: nothing to share. Loaded operands: no multicast.
   f.cluster_m = ceil_div(g.m, kBM) >= 2 && loads == 0 ? o.cluster_m : 1;
-  f.stream_k = o.stream_k && !split && (f.cluster_m == 2 || single_block_tail);
-  f.tma_epilogue = o.tma_epilogue && tma_requirements(tma_c(g), "C").is_ok();
+  f.stream_k = o.stream_k && !split && !register_a && (f.cluster_m == 2 || single_block_tail);
+  f.tma_epilogue = o.tma_epilogue && !c_transposed && tma_requirements(tma_c(g), "C").is_ok();
   return f;
 }
 
@@ -1016,20 +1118,23 @@ inline LoadedOperands loaded_operands(const RowMajorGemm& g) {
 // Launches the kernel on a canonical problem whose operands TMA can address, except those
 // in `loads` (the producer loads them itself). `map_k` is the K extent of the tensor maps
 // (g.k, or both segments of a split operand).
+// `c_transposed`: `g` is the problem of C^T (kernel_problem), and the kernel stores it so.
 template <class E, bool Promote = false>
 Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule& schedule, Stream stream,
-                     int loads = 0, const StreamKWorkspace* tail = nullptr) {
+                     int loads = 0, const StreamKWorkspace* tail = nullptr, bool c_transposed = false) {
   Options options;
   GEMMLAB_TRY(read_options(options));
-  const Form form = form_of(g, options, loads, Promote, !E::kMnMajor);
+  const bool register_a = !E::kMnMajor && g.trans_a && !(loads & kLoadA);  // a_in_registers held
+  const Form form = form_of(g, options, loads, Promote, !E::kMnMajor, register_a, c_transposed);
   RowMajorGemm view = g;
   view.k = map_k;
   CUtensorMap map_a{}, map_b{}, map_c{};
-  if (!(loads & kLoadA)) GEMMLAB_TRY(encode_tensor_map(tma_a<E>(view), "A", map_a));
+  if (register_a) GEMMLAB_TRY(encode_tensor_map(tma_a_panels(view), "A", map_a));
+  else if (!(loads & kLoadA)) GEMMLAB_TRY(encode_tensor_map(tma_a<E>(view), "A", map_a));
   if (!(loads & kLoadB)) GEMMLAB_TRY(encode_tensor_map(tma_b<E>(view, form.cluster_m), "B", map_b));
   if (form.tma_epilogue) GEMMLAB_TRY(encode_tensor_map(tma_c(g), "C", map_c));
   Epilogue e{static_cast<float*>(g.c),       g.ldc, static_cast<int>(g.m), static_cast<int>(g.n),
-             static_cast<float>(g.alpha), static_cast<float>(g.beta), form.tma_epilogue};
+             static_cast<float>(g.alpha), static_cast<float>(g.beta), form.tma_epilogue, c_transposed};
   return dispatch_cluster(form.cluster_m, [&](auto cluster) -> Status {
     constexpr int kCluster = decltype(cluster)::value;
     if constexpr (E::kMnMajor) {
@@ -1053,8 +1158,11 @@ Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule&
         }
         return {StatusCode::InternalError, "wgmma_ws: loaded operands in a cluster or a split run"};
       }
-      if (g.trans_a || !g.trans_b)
-        return {StatusCode::InternalError, "wgmma_ws: a tf32 operand reached the kernel MN-major"};
+      if (!g.trans_b) return {StatusCode::InternalError, "wgmma_ws: a tf32 B reached the kernel MN-major"};
+      if (register_a) {
+        if constexpr (!Promote) return launch<E, true, true, kCluster>(g, stream, map_a, map_b, map_c, e, schedule);
+        return {StatusCode::InternalError, "wgmma_ws: tf32 A in registers in a split run"};
+      }
       if constexpr (!Promote)
         if (form.stream_k)
           return launch<E, false, true, kCluster, false, 0, true>(g, stream, map_a, map_b, map_c, e, schedule, {}, tail);
@@ -1129,12 +1237,36 @@ OperandPlan plan_operand(const TmaMatrix& view, bool k_major, std::int64_t rows,
   return o;
 }
 
+// tf32 A stored k x m goes into registers from panels (no copy) unless another form is
+// asked for (GEMMLAB_WGMMA_TF32_MN=copy, GEMMLAB_WGMMA_OPERANDS=cp_async, 3xTF32's split) or
+// TMA cannot read it as panels (rows of A not whole panels, an unaligned base or pitch).
+template <class E>
+bool a_in_registers(const RowMajorGemm& g, bool split, const Options& o) {
+  return !E::kMnMajor && !split && o.tf32_registers && !o.load_operands && g.trans_a &&
+         tma_requirements(tma_a_panels(g), "A").is_ok();
+}
+
+// The problem the kernel runs for the canonical problem `g`. tf32 wgmma reads A from
+// registers in any layout but B only K-major from shared memory: where B's K is strided and
+// A's is not (row-major NN), the kernel computes C^T = B^T A^T instead (`c_transposed`),
+// whose A (B^T of the problem) goes into registers, and no operand is copied.
+template <class E>
+RowMajorGemm kernel_problem(const RowMajorGemm& g, bool split, const Options& o, bool& c_transposed) {
+  c_transposed = false;
+  if (g.trans_a || g.trans_b) return g;  // A goes into registers as it is, or B is K-major
+  const RowMajorGemm t{g.n, g.m, g.k, true, true, g.b, g.ldb, g.a, g.lda, g.c, g.ldc, g.alpha, g.beta};
+  if (!a_in_registers<E>(t, split, o)) return g;
+  c_transposed = true;
+  return t;
+}
+
 template <class E>
 Plan make_plan(const RowMajorGemm& g, bool split, const Options& options) {
   Plan plan;
   plan.split = split;
   const bool may_load = options.load_operands && E::kBytes == 4 && !E::kMnMajor;
-  plan.a = plan_operand<E>(tma_a<E>(g), !g.trans_a, g.m, g.k, split, may_load, "A");
+  if (!a_in_registers<E>(g, split, options))
+    plan.a = plan_operand<E>(tma_a<E>(g), !g.trans_a, g.m, g.k, split, may_load, "A");
   plan.b = plan_operand<E>(tma_b<E>(g), g.trans_b, g.n, g.k, split, may_load, "B");
   return plan;
 }
@@ -1202,9 +1334,11 @@ Status prepare(const GemmProblem& p, Workspace& w) {
   if (p.m == 0 || p.n == 0 || p.k == 0) return Status::ok();
   Options options;
   GEMMLAB_TRY(read_options(options));
-  const RowMajorGemm g = canonicalize(p);
+  bool c_transposed = false;
+  const RowMajorGemm g = kernel_problem<E>(canonicalize(p), Split, options, c_transposed);
   const Plan plan = make_plan<E>(g, Split, options);
-  if (form_of(g, options, plan.loads(), Split, !E::kMnMajor).stream_k) {  // a grid of at most one block per SM
+  if (form_of(g, options, plan.loads(), Split, !E::kMnMajor, a_in_registers<E>(g, Split, options), c_transposed)
+          .stream_k) {  // a grid of at most one block per SM
     int device = 0, sms = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -1231,14 +1365,15 @@ Status stage_operands(RowMajorGemm& g, const Plan& plan, const Workspace& w, Str
 
 template <class E, bool Split = false>
 Status run(const GemmProblem& p, Stream stream, const Workspace& w) {
-  RowMajorGemm g = canonicalize(p);
   Options options;
   GEMMLAB_TRY(read_options(options));
+  bool c_transposed = false;
+  RowMajorGemm g = kernel_problem<E>(canonicalize(p), Split, options, c_transposed);
   const Plan plan = make_plan<E>(g, Split, options);
   const std::int64_t k = g.k;
   GEMMLAB_TRY(stage_operands<E>(g, plan, w, stream));
   if constexpr (!Split) {
-    return run_canonical<E>(g, k, {ceil_div(k, kBK<E>), 1, 0}, stream, plan.loads(), &w.tail);
+    return run_canonical<E>(g, k, {ceil_div(k, kBK<E>), 1, 0}, stream, plan.loads(), &w.tail, c_transposed);
   } else {
     const int segment = plan.a.layout.segment;
     return run_canonical<E, /*Promote=*/true>(g, 2LL * segment, {segment / kBK<E>, 3, segment}, stream);
@@ -1290,6 +1425,8 @@ inline std::string describe_form(const Form& f, bool stream_k_tail, unsigned blo
   if (f.loads != 0)
     text += std::string(f.loads == (kLoadA | kLoadB) ? "A and B" : f.loads == kLoadA ? "A" : "B") +
             " loaded by cp.async, ";
+  if (f.register_a) text += "A in registers from 8-row panels, ";
+  if (f.c_transposed) text += "computing C^T = B^T A^T, ";
   text += f.tma_epilogue ? "TMA-store epilogue, " : "epilogue from registers, ";
   if (stream_k_tail) text += "stream-K tail, ";
   return text + std::to_string(blocks) + " blocks)";
@@ -1304,11 +1441,13 @@ struct Instance {
 
 template <class E, bool Split = false>
 Status kernel_info(const GemmProblem& p, KernelInfo& out, const char* name) {
-  const RowMajorGemm g = canonicalize(p);
   Options options;
   GEMMLAB_TRY(read_options(options));
+  bool c_transposed = false;
+  const RowMajorGemm g = kernel_problem<E>(canonicalize(p), Split, options, c_transposed);
   const Plan plan = make_plan<E>(g, Split, options);
-  const Form form = form_of(g, options, plan.loads(), Split, !E::kMnMajor);
+  const bool register_a = a_in_registers<E>(g, Split, options);
+  const Form form = form_of(g, options, plan.loads(), Split, !E::kMnMajor, register_a, c_transposed);
   const std::string copies = describe_copies(plan);
   const int k_tiles = ceil_div(g.k, kBK<E>);  // of the one-pass runs the stream-K tail takes
   // The kernel run() launches: with the stream-K option, the tail instantiation where there is
@@ -1348,6 +1487,8 @@ Status kernel_info(const GemmProblem& p, KernelInfo& out, const char* name) {
             if (form.stream_k) return describe(Instance<false, true, 1, false, kLoads, true>{}, g.trans_a, g.trans_b);
             return describe(Instance<false, true, 1, false, kLoads, false>{}, g.trans_a, g.trans_b);
           });
+      if constexpr (!Split)
+        if (form.register_a) return describe(Instance<true, true, kCluster, 0, 0, false>{}, g.trans_a, g.trans_b);
       if constexpr (!Split)
         if (form.stream_k) return describe(Instance<false, true, kCluster, false, 0, true>{}, false, true);
       if constexpr (Split)
