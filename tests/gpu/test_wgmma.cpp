@@ -462,11 +462,11 @@ TEST(Wgmma, RungsRefuseOtherPrecisions) {
 }
 
 // tf32 reads B K-major only: row-major NT and column-major TN go straight in. An A whose K
-// is strided goes into registers from 8-row panels; where B's K is strided and A's is not
-// (row-major NN, column-major TT) the kernel computes C^T = B^T A^T; where the rows are not
-// whole panels (m or n not a multiple of 8) or with GEMMLAB_WGMMA_TF32_MN=copy, operands are
-// copied K-major first. Both forms, every shape, transposition and layout; ragged tiles in
-// each dimension with whole panels (n = 136, 520, 1000); explain names the form.
+// is strided goes into registers (rows permuted against bank conflicts); where B's K is
+// strided and A's is not (row-major NN, column-major TT) the kernel computes C^T = B^T A^T;
+// with GEMMLAB_WGMMA_TF32_MN=copy, or rows TMA cannot address (pad 3), operands are copied
+// K-major first. Both forms, every shape, transposition and layout, ragged tiles, alpha/beta
+// and beta = 0 with NaN in C; explain names the form.
 TEST(Wgmma, Tf32EveryShapeTranspositionAndLayout) {
   REQUIRE_HOPPER();
   const Variant v = cuda::wgmma_ws_tf32_variant();
@@ -478,7 +478,7 @@ TEST(Wgmma, Tf32EveryShapeTranspositionAndLayout) {
       for (Op op_a : {Op::N, Op::T})
         for (Op op_b : {Op::N, Op::T}) {
           for (const auto& s : kShapes) check_case(v, {s[0], s[1], s[2], op_a, op_b, layout, 1.0, 0.0, 0}, seed++);
-          check_case(v, {136, 136, 257, op_a, op_b, layout, 1.0, 0.0, 0}, seed++);  // whole panels, ragged tiles
+          check_case(v, {136, 136, 257, op_a, op_b, layout, 1.0, 0.0, 0}, seed++);
           check_case(v, {264, 520, 33, op_a, op_b, layout, -0.5, 2.0, 8}, seed++);
         }
     check_case(v, {200, 300, 129, Op::N, Op::T, Layout::RowMajor, -1.5, 0.5, 8}, seed++);
@@ -488,19 +488,20 @@ TEST(Wgmma, Tf32EveryShapeTranspositionAndLayout) {
     check_case(v, {1000, 1000, 1000, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}, seed++);
     check_case(v, {1024, 2048, 1536, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}, seed++);
   }
+  unsetenv("GEMMLAB_WGMMA_TF32_MN");
 
   DeviceArray buffer(1 << 20);
   GemmProblem p = tf32_row_major_nn(64, buffer.p);
   KernelInfo info;
   ASSERT_TRUE(v.kernel_info(p, info).is_ok());  // row-major NN: B's K is not contiguous
-  EXPECT_NE(info.name.find("clusters, A in registers from 8-row panels, computing C^T = B^T A^T, epilogue from registers"),
+  EXPECT_NE(info.name.find("clusters, A read M-major into registers, computing C^T = B^T A^T, epilogue from registers"),
             std::string::npos)
       << info.name;
   EXPECT_EQ(info.name.find("copy"), std::string::npos) << info.name;
   p.op_a = Op::T;  // both K strided (TN): A into registers, B copied
   p.op_b = Op::N;
   ASSERT_TRUE(v.kernel_info(p, info).is_ok());
-  EXPECT_NE(info.name.find("A in registers from 8-row panels, TMA-store epilogue"), std::string::npos) << info.name;
+  EXPECT_NE(info.name.find("A read M-major into registers, TMA-store epilogue"), std::string::npos) << info.name;
   EXPECT_NE(info.name.find("K-major (transposed) copy of B"), std::string::npos) << info.name;
   EXPECT_EQ(info.name.find("C^T"), std::string::npos) << info.name;
   ASSERT_EQ(setenv("GEMMLAB_WGMMA_TF32_MN", "copy", 1), 0);
@@ -508,7 +509,7 @@ TEST(Wgmma, Tf32EveryShapeTranspositionAndLayout) {
   ASSERT_TRUE(v.kernel_info(p, info).is_ok());
   EXPECT_NE(info.name.find("K-major (transposed) copy of B"), std::string::npos) << info.name;
   EXPECT_EQ(info.name.find("of A"), std::string::npos) << info.name;
-  EXPECT_EQ(info.name.find("registers from"), std::string::npos) << info.name;
+  EXPECT_EQ(info.name.find("into registers"), std::string::npos) << info.name;
   unsetenv("GEMMLAB_WGMMA_TF32_MN");
 }
 

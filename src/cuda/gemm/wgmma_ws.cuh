@@ -140,13 +140,12 @@ constexpr int kChunk = 64;
 constexpr int kChunkBytes = kChunk * kRowBytes;  // 8 KiB
 constexpr int kKStepBytes = 32;                  // one wgmma's K in a K-major row (16 bf16, 8 tf32)
 // A tf32 A stored k x m (M-major) is read into registers (wgmma takes tf32 A from registers,
-// in any layout, and has no MN-major form from shared memory). It arrives as panels of 8
-// rows of A (32 bytes) by the stage's 32 k, panel after panel (TmaPanels, no swizzle), so
-// that the 32 lanes of a warp load a fragment register from 32 different banks: lane/4 picks
-// the row within the panel, lane%4 the k.
-constexpr int kPanel = 8;
-constexpr int kPanelFloats = kPanel * kBK<Tf32Operand>;  // 256: 1 KiB
-static_assert(kBM % kPanel == 0 && kBM / kPanel * kPanelFloats * 4 == kABytes, "the panels fill the A tile");
+// in any layout, and has no MN-major form from shared memory). It arrives as it is stored,
+// in blocks of 32 rows of A (128 bytes) by the stage's 32 k, 128-byte swizzled (load_stage,
+// rows_of_fragments).
+constexpr int kMnBlock = kRowBytes / 4;                  // rows of A per block: 32
+constexpr int kMnBlockBytes = kBK<Tf32Operand> * kRowBytes;  // 4 KiB
+static_assert(kBM / kMnBlock * kMnBlockBytes == kABytes, "the blocks fill the A tile");
 constexpr int kFragmentRegs = 4 * kKSteps<Tf32Operand>;  // a stage's A fragments: 4 per wgmma step
 
 struct Epilogue {
@@ -213,9 +212,12 @@ __device__ __forceinline__ void load_stage(const CUtensorMap* map_a, const CUten
   if constexpr (!TransA) {
     const std::int32_t at[2] = {ka, m0};  // A is m x k: (column k, row m)
     ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, a, map_a, at, full);
-  } else if constexpr (!E::kMnMajor) {  // tf32 A stored k x m: 16 panels of 8 rows of A
-    const std::int32_t at[3] = {0, ka, m0 / kPanel};
-    ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, a, map_a, at, full);
+  } else if constexpr (!E::kMnMajor) {  // tf32 A stored k x m: four blocks of 32 rows of A
+#pragma unroll
+    for (int h = 0; h < kBM / kMnBlock; ++h) {
+      const std::int32_t at[2] = {m0 + h * kMnBlock, ka};
+      ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, a + h * kMnBlockBytes, map_a, at, full);
+    }
   } else {
 #pragma unroll
     for (int h = 0; h < kBM / kChunk; ++h) {
@@ -266,22 +268,47 @@ __device__ __forceinline__ void store_pair_transposed(const Epilogue& e, int row
   if (col + 1 < e.n) p[e.ldc] = e.beta != 0.0f ? fmaf(e.beta, p[e.ldc], e.alpha * v1) : e.alpha * v1;
 }
 
-// This thread's A fragments of one stage when tf32 A comes in panels (kPanel): register
-// 4 kk + i is a_i of wgmma step kk (arch::wgmma_m64n256k8_tf32_rs): rows 16 warp + lane/4
-// (+ 8: the next panel) of the warpgroup's 64, k 8 kk + lane%4 (+ 4). A warp's load reads
-// 4 k by 8 rows, 128 contiguous bytes: one wavefront.
+// Which rows of its warpgroup's 64 the registers of this thread hold, for A fragments and
+// accumulators alike: row(h) for a_0 / a_2 (h = 0) and a_1 / a_3 (h = 1), and for
+// accumulator registers 4j + 2h + {0, 1}. wgmma's own order is 16 warp + lane/4 + 8h. With A
+// read from a 128-byte swizzled block (load_a_fragments) that order would put lanes 4 k
+// apart on the same banks (the swizzle XORs a row's 16-byte chunk with k % 8, and
+// neighbouring chunks pair up under XOR 1). So the rows are permuted: warp w takes the
+// chunks {2(w%2) + h, 2(w%2) + h + 4} of block w/2, lane/4 picks the chunk (lane/8) and
+// the word in it (lane%4); XOR with k%8 in 0..3 (or 4..7) then maps the four k of a warp's
+// load to four disjoint chunk pairs: 32 banks, one wavefront. The MMA does not care which
+// row is which; the epilogue stores each accumulator row where this says it belongs.
+__device__ __forceinline__ int permuted_row(int warp, int lane, int h) {
+  return (warp / 2) * kMnBlock + 4 * (2 * (warp % 2) + h + 4 * ((lane % 32) / 16)) + (lane / 4) % 4;
+}
+
+// This thread's A fragments of one stage (tf32 A stored k x m, read into registers):
+// register 4 kk + i is a_i of wgmma step kk (arch::wgmma_m64n256k8_tf32_rs): rows
+// permuted_row(warp, lane, i % 2) of the warpgroup's 64, k 8 kk + lane%4 + 4 (i / 2).
 __device__ __forceinline__ void load_a_fragments(const unsigned char* a_stage, int warpgroup,
                                                  std::uint32_t (&f)[kFragmentRegs]) {
   const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
-  const unsigned base = arch::smem_address(a_stage) +
-                        4u * static_cast<unsigned>((warpgroup * 8 + warp * 2) * kPanelFloats + (lane % 4) * kPanel + lane / 4);
+  const unsigned block = arch::smem_address(a_stage) + static_cast<unsigned>((warpgroup * 2 + warp / 2) * kMnBlockBytes);
 #pragma unroll
-  for (int kk = 0; kk < kKSteps<Tf32Operand>; ++kk)
+  for (int h = 0; h < 2; ++h) {
+    const int row = permuted_row(warp, lane, h) % kMnBlock;  // within the block
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int offset = 4 * ((i % 2) * kPanelFloats + (8 * kk + 4 * (i / 2)) * kPanel);  // bytes
-      asm volatile("ld.shared.b32 %0, [%1];" : "=r"(f[4 * kk + i]) : "r"(base + offset) : "memory");
-    }
+    for (int kk = 0; kk < kKSteps<Tf32Operand>; ++kk)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int k = 8 * kk + lane % 4 + 4 * half;
+        const unsigned offset = static_cast<unsigned>(k * kRowBytes + (((row / 4) ^ (k % 8)) * 16) + (row % 4) * 4);
+        asm volatile("ld.shared.b32 %0, [%1];" : "=r"(f[4 * kk + 2 * half + h]) : "r"(block + offset) : "memory");
+      }
+  }
+}
+
+// The row of its warpgroup's 64 that this thread's accumulator registers 4j + 2h + {0, 1}
+// hold: wgmma's order, or permuted_row's where A came from registers.
+template <bool PermutedRows>
+__device__ __forceinline__ int accumulator_row(int warp, int lane, int h) {
+  if constexpr (PermutedRows) return permuted_row(warp, lane, h);
+  return warp * 16 + lane / 4 + 8 * h;
 }
 
 // The TMA-store epilogue of one consumer warpgroup: its 64 x 256 tile of C (registers as
@@ -289,7 +316,9 @@ __device__ __forceinline__ void load_a_fragments(const unsigned char* a_stage, i
 // * C, read here) into a 64 x 32 buffer in the 128-byte swizzle (float2 writes: two
 // wavefronts per warp, no conflicts), and one thread stores it with TMA, which clips what
 // lies below C, while the warpgroup fills the other buffer. The stores are full 128-byte
-// lines, and the thread moves on once shared memory is read, not when C is written.
+// lines, and the thread moves on once shared memory is read, not when C is written. (With
+// permuted rows, lanes 16 apart write rows 16 apart: two-way conflicts.)
+template <bool PermutedRows>
 __device__ __forceinline__ void store_tile_tma(const float (&r)[128], const Epilogue& e, const CUtensorMap* map_c,
                                                unsigned char* buffers, int row0, int col0, int warpgroup) {
   if (row0 >= e.m) return;  // the whole warpgroup's rows lie below C
@@ -305,13 +334,12 @@ __device__ __forceinline__ void store_tile_tma(const float (&r)[128], const Epil
       // rows are clipped exactly). (No `break`: with one, ptxas put the accumulators on
       // the stack.)
       if (col < e.n) {
-        const int row = row0 + warp * 16 + lane / 4;
 #pragma unroll
         for (int jj = 0; jj < kEpilogueCols / 8; ++jj) {
           const int j = q * (kEpilogueCols / 8) + jj;
           const int c = col + 8 * jj + 2 * (lane % 4);
-          store_pair(e, row, c, r[4 * j], r[4 * j + 1]);
-          store_pair(e, row + 8, c, r[4 * j + 2], r[4 * j + 3]);
+          store_pair(e, row0 + accumulator_row<PermutedRows>(warp, lane, 0), c, r[4 * j], r[4 * j + 1]);
+          store_pair(e, row0 + accumulator_row<PermutedRows>(warp, lane, 1), c, r[4 * j + 2], r[4 * j + 3]);
         }
       }
       continue;
@@ -325,7 +353,7 @@ __device__ __forceinline__ void store_tile_tma(const float (&r)[128], const Epil
       const int j = q * (kEpilogueCols / 8) + jj;  // accumulator group: 8 columns
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int row = warp * 16 + lane / 4 + 8 * h;
+        const int row = accumulator_row<PermutedRows>(warp, lane, h);
         float2 v = make_float2(e.alpha * r[4 * j + 2 * h], e.alpha * r[4 * j + 2 * h + 1]);
         if (e.beta != 0.0f) {
           const int grow = row0 + row, gcol = col + 8 * jj + 2 * (lane % 4);
@@ -625,7 +653,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                 "loaded operands: single blocks, one K pass, K-major in shared memory");
   // (3xTF32's promoted sums and a stream-K fix-up together spilled 72-160 bytes.)
   static_assert(!(StreamK && Promote), "the stream-K tail: one K pass");
-  // tf32 A stored k x m: read from panels into registers (load_a_fragments).
+  // tf32 A stored k x m: read into registers (load_a_fragments).
   constexpr bool kRegisterA = TransA && !E::kMnMajor;
   static_assert(!kRegisterA || (!Promote && Loads == 0 && !StreamK), "A from registers: one plain K pass");
   extern __shared__ unsigned char smem_raw[];
@@ -786,29 +814,30 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int i = 0; i < 128; ++i) arch::fence_accumulator(acc[i]);
       if (previous >= 0) release(previous);
-      // Accumulator fragment of m64nN: register 4j + {0,1} holds row lane/4 and columns
-      // 8j + 2(lane%4) + {0,1} of this warp's 16 rows; 4j + {2,3} the same columns 8 rows down.
+      // Accumulator fragment of m64nN: register 4j + {0,1} holds row accumulator_row(h = 0)
+      // and columns 8j + 2(lane%4) + {0,1}; 4j + {2,3} the same columns of row (h = 1).
       const int wg_row0 = tm * kBM + warpgroup * kEpilogueRows;
       const auto store = [&](const float (&r)[128]) {
         if (e.tma_store) {
-          store_tile_tma(r, e, &map_c, epilogue_buffers + warpgroup * kEpilogueBuffers * kEpilogueBufferBytes,
-                         wg_row0, tn * kBN, warpgroup);
+          store_tile_tma<kRegisterA>(r, e, &map_c, epilogue_buffers + warpgroup * kEpilogueBuffers * kEpilogueBufferBytes,
+                                     wg_row0, tn * kBN, warpgroup);
           return;
         }
-        const int row0 = wg_row0 + warp * 16 + lane / 4;
+        const int row_0 = wg_row0 + accumulator_row<kRegisterA>(warp, lane, 0);
+        const int row_1 = wg_row0 + accumulator_row<kRegisterA>(warp, lane, 1);
         const int col0 = tn * kBN + 2 * (lane % 4);
         if (e.c_transposed) {
 #pragma unroll
           for (int j = 0; j < kBN / 8; ++j) {
-            store_pair_transposed(e, row0, col0 + 8 * j, r[4 * j], r[4 * j + 1]);
-            store_pair_transposed(e, row0 + 8, col0 + 8 * j, r[4 * j + 2], r[4 * j + 3]);
+            store_pair_transposed(e, row_0, col0 + 8 * j, r[4 * j], r[4 * j + 1]);
+            store_pair_transposed(e, row_1, col0 + 8 * j, r[4 * j + 2], r[4 * j + 3]);
           }
           return;
         }
 #pragma unroll
         for (int j = 0; j < kBN / 8; ++j) {
-          store_pair(e, row0, col0 + 8 * j, r[4 * j], r[4 * j + 1]);
-          store_pair(e, row0 + 8, col0 + 8 * j, r[4 * j + 2], r[4 * j + 3]);
+          store_pair(e, row_0, col0 + 8 * j, r[4 * j], r[4 * j + 1]);
+          store_pair(e, row_1, col0 + 8 * j, r[4 * j + 2], r[4 * j + 3]);
         }
       };
       // The unit's sums: stored; or, for a piece of a stream-K tail unit, left for its owner,
@@ -875,7 +904,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 template <class E>
 TmaMatrix tma_a(const RowMajorGemm& g) {
   const auto u = [](std::int64_t x) { return static_cast<std::uint64_t>(x); };
-  if (g.trans_a) return {g.a, u(g.k), u(g.m), u(g.lda), E::kTma, static_cast<std::uint32_t>(kBK<E>), kChunk};
+  // Stored k x m: 64-wide chunks for wgmma's MN-major read (16-bit types), 32-wide blocks
+  // for the register fragments (tf32).
+  if (g.trans_a)
+    return {g.a, u(g.k), u(g.m), u(g.lda), E::kTma, static_cast<std::uint32_t>(kBK<E>),
+            static_cast<std::uint32_t>(E::kMnMajor ? kChunk : kMnBlock)};
   return {g.a, u(g.m), u(g.k), u(g.lda), E::kTma, kBM, static_cast<std::uint32_t>(kBK<E>)};
 }
 // B's box: a block of a cluster of `cluster_m` loads 1/cluster_m of the K-major rows.
@@ -886,12 +919,6 @@ TmaMatrix tma_b(const RowMajorGemm& g, int cluster_m = 1) {
     return {g.b, u(g.n), u(g.k), u(g.ldb), E::kTma, static_cast<std::uint32_t>(kBN / cluster_m),
             static_cast<std::uint32_t>(kBK<E>)};
   return {g.b, u(g.k), u(g.n), u(g.ldb), E::kTma, static_cast<std::uint32_t>(kBK<E>), kChunk};
-}
-// tf32 A stored k x m, read into registers: panels of 8 rows of A by 32 k, 16 a box (one stage).
-inline TmaPanels tma_a_panels(const RowMajorGemm& g) {
-  const auto u = [](std::int64_t x) { return static_cast<std::uint64_t>(x); };
-  return {g.a, u(g.k), u(g.m), u(g.lda), TmaElement::F32, kPanel, static_cast<std::uint32_t>(kBK<Tf32Operand>),
-          kBM / kPanel};
 }
 // C as the TMA-store epilogue writes it: 64-row by 32-column (128-byte) boxes.
 inline TmaMatrix tma_c(const RowMajorGemm& g) {
@@ -1129,8 +1156,7 @@ Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule&
   RowMajorGemm view = g;
   view.k = map_k;
   CUtensorMap map_a{}, map_b{}, map_c{};
-  if (register_a) GEMMLAB_TRY(encode_tensor_map(tma_a_panels(view), "A", map_a));
-  else if (!(loads & kLoadA)) GEMMLAB_TRY(encode_tensor_map(tma_a<E>(view), "A", map_a));
+  if (!(loads & kLoadA)) GEMMLAB_TRY(encode_tensor_map(tma_a<E>(view), "A", map_a));
   if (!(loads & kLoadB)) GEMMLAB_TRY(encode_tensor_map(tma_b<E>(view, form.cluster_m), "B", map_b));
   if (form.tma_epilogue) GEMMLAB_TRY(encode_tensor_map(tma_c(g), "C", map_c));
   Epilogue e{static_cast<float*>(g.c),       g.ldc, static_cast<int>(g.m), static_cast<int>(g.n),
@@ -1237,13 +1263,13 @@ OperandPlan plan_operand(const TmaMatrix& view, bool k_major, std::int64_t rows,
   return o;
 }
 
-// tf32 A stored k x m goes into registers from panels (no copy) unless another form is
-// asked for (GEMMLAB_WGMMA_TF32_MN=copy, GEMMLAB_WGMMA_OPERANDS=cp_async, 3xTF32's split) or
-// TMA cannot read it as panels (rows of A not whole panels, an unaligned base or pitch).
+// tf32 A stored k x m goes into registers (no copy) unless another form is asked for
+// (GEMMLAB_WGMMA_TF32_MN=copy, GEMMLAB_WGMMA_OPERANDS=cp_async, 3xTF32's split) or TMA
+// cannot address it (an unaligned base or row pitch: then it is copied K-major).
 template <class E>
 bool a_in_registers(const RowMajorGemm& g, bool split, const Options& o) {
   return !E::kMnMajor && !split && o.tf32_registers && !o.load_operands && g.trans_a &&
-         tma_requirements(tma_a_panels(g), "A").is_ok();
+         tma_requirements(tma_a<E>(g), "A").is_ok();
 }
 
 // The problem the kernel runs for the canonical problem `g`. tf32 wgmma reads A from
@@ -1425,7 +1451,7 @@ inline std::string describe_form(const Form& f, bool stream_k_tail, unsigned blo
   if (f.loads != 0)
     text += std::string(f.loads == (kLoadA | kLoadB) ? "A and B" : f.loads == kLoadA ? "A" : "B") +
             " loaded by cp.async, ";
-  if (f.register_a) text += "A in registers from 8-row panels, ";
+  if (f.register_a) text += "A read M-major into registers, ";
   if (f.c_transposed) text += "computing C^T = B^T A^T, ";
   text += f.tma_epilogue ? "TMA-store epilogue, " : "epilogue from registers, ";
   if (stream_k_tail) text += "stream-K tail, ";

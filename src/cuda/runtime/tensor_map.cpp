@@ -44,22 +44,16 @@ Status encoder(PFN_cuTensorMapEncodeTiled_v12000& out) {
   return Status::ok();
 }
 
-// What every tensor map needs of its matrix: a 16-byte aligned base and row pitch.
-Status base_and_pitch(const void* base, std::uint64_t ld, std::uint64_t bytes, const char* operand) {
-  if (reinterpret_cast<std::uintptr_t>(base) % kAlignment != 0)
-    return {StatusCode::NotSupported, fmt::format("{}: base address is not {}-byte aligned (TMA)", operand, kAlignment)};
-  if ((ld * bytes) % kAlignment != 0 || ld * bytes >= kMaxPitch)
-    return {StatusCode::NotSupported,
-            fmt::format("{}: row pitch of {} bytes (ld {}) is not a multiple of {} bytes below 2^40 (TMA)", operand,
-                        ld * bytes, ld, kAlignment)};
-  return Status::ok();
-}
-
 }  // namespace
 
 Status tma_requirements(const TmaMatrix& m, const char* operand) {
   const std::uint64_t bytes = element_bytes(m.element);
-  GEMMLAB_TRY(base_and_pitch(m.base, m.ld, bytes, operand));
+  if (reinterpret_cast<std::uintptr_t>(m.base) % kAlignment != 0)
+    return {StatusCode::NotSupported, fmt::format("{}: base address is not {}-byte aligned (TMA)", operand, kAlignment)};
+  if ((m.ld * bytes) % kAlignment != 0 || m.ld * bytes >= kMaxPitch)
+    return {StatusCode::NotSupported,
+            fmt::format("{}: row pitch of {} bytes (ld {}) is not a multiple of {} bytes below 2^40 (TMA)", operand,
+                        m.ld * bytes, m.ld, kAlignment)};
   if (m.rows == 0 || m.cols == 0 || m.rows >= kMaxDim || m.cols >= kMaxDim)
     return {StatusCode::NotSupported, fmt::format("{}: {} x {} is outside TMA's [1, 2^32) per side", operand, m.rows, m.cols)};
   if (m.box_rows == 0 || m.box_rows > kMaxBox || m.box_cols * bytes != kSwizzleBytes)
@@ -78,40 +72,6 @@ Status encode_tensor_map(const TmaMatrix& m, const char* operand, CUtensorMap& o
   const cuuint32_t unit_strides[2] = {1, 1};
   const CUresult r = encode(&out, data_type(m.element), 2, const_cast<void*>(m.base), dims, pitch, box, unit_strides,
                             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    return {StatusCode::InternalError, fmt::format("{}: cuTensorMapEncodeTiled failed with CUresult {}", operand, static_cast<int>(r))};
-  return Status::ok();
-}
-
-Status tma_requirements(const TmaPanels& m, const char* operand) {
-  const std::uint64_t bytes = element_bytes(m.element);
-  GEMMLAB_TRY(base_and_pitch(m.base, m.ld, bytes, operand));
-  if (m.panel == 0 || (m.panel * bytes) % kAlignment != 0 || m.panel > kMaxBox)
-    return {StatusCode::InvalidValue, fmt::format("{}: panels of {} elements are not a multiple of {} bytes (TMA)",
-                                                  operand, m.panel, kAlignment)};
-  if (m.cols % m.panel != 0)
-    return {StatusCode::NotSupported,
-            fmt::format("{}: {} columns are not whole panels of {} (TMA)", operand, m.cols, m.panel)};
-  if (m.rows == 0 || m.cols == 0 || m.rows >= kMaxDim || m.cols / m.panel >= kMaxDim)
-    return {StatusCode::NotSupported, fmt::format("{}: {} x {} is outside TMA's [1, 2^32) per side", operand, m.rows, m.cols)};
-  if (m.box_rows == 0 || m.box_rows > kMaxBox || m.box_panels == 0 || m.box_panels > kMaxBox)
-    return {StatusCode::InvalidValue,
-            fmt::format("{}: box of {} rows by {} panels is outside [1, {}]", operand, m.box_rows, m.box_panels, kMaxBox)};
-  return Status::ok();
-}
-
-Status encode_tensor_map(const TmaPanels& m, const char* operand, CUtensorMap& out) {
-  GEMMLAB_TRY(tma_requirements(m, operand));
-  PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
-  GEMMLAB_TRY(encoder(encode));
-  const std::uint64_t bytes = element_bytes(m.element);
-  const cuuint64_t dims[3] = {m.panel, m.rows, m.cols / m.panel};
-  const cuuint64_t strides[2] = {m.ld * bytes, m.panel * bytes};  // next row, next panel
-  const cuuint32_t box[3] = {m.panel, m.box_rows, m.box_panels};
-  const cuuint32_t unit_strides[3] = {1, 1, 1};
-  const CUresult r = encode(&out, data_type(m.element), 3, const_cast<void*>(m.base), dims, strides, box, unit_strides,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     return {StatusCode::InternalError, fmt::format("{}: cuTensorMapEncodeTiled failed with CUresult {}", operand, static_cast<int>(r))};

@@ -32,21 +32,4 @@ Status tma_requirements(const TmaMatrix& m, const char* operand);
 
 Status encode_tensor_map(const TmaMatrix& m, const char* operand, CUtensorMap& out);
 
-// The same row-major matrix seen as panels of `panel` columns (a 3D view: column within the
-// panel, row, panel), loaded without swizzle as boxes of box_rows x (box_panels x panel):
-// in shared memory panel after panel, each a dense box_rows x panel block. For tiles that
-// threads read element by element, where a panel's rows lie panel x element bytes apart.
-// Requirements beyond TmaMatrix's: a panel a multiple of 16 bytes, and cols a multiple of
-// `panel` (the last panel must lie inside every row, where TMA clips nothing).
-struct TmaPanels {
-  const void* base;
-  std::uint64_t rows, cols, ld;
-  TmaElement element;
-  std::uint32_t panel, box_rows, box_panels;
-};
-
-Status tma_requirements(const TmaPanels& m, const char* operand);
-
-Status encode_tensor_map(const TmaPanels& m, const char* operand, CUtensorMap& out);
-
 }  // namespace gemmlab::cuda
