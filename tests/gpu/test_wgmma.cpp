@@ -275,8 +275,9 @@ TEST(Wgmma, OperandsTmaCannotAddressArePadded) {
 
 // The forms of the warp-specialised kernel (wgmma_ws.cuh Options), each forced in turn:
 // clusters of two blocks sharing B by multicast, or single blocks; C through shared memory
-// and TMA, or from registers. Ragged tiles (an odd number of tile rows leaves one block of
-// the last cluster without rows), alpha/beta, C that TMA cannot address (pad 3).
+// and TMA, or from registers (for tf32 also C^T). Ragged tiles (an odd number of tile rows
+// leaves one block of the last cluster without rows), alpha/beta, C that TMA cannot address
+// (pad 3).
 TEST(Wgmma, EveryKernelForm) {
   REQUIRE_HOPPER();
   const std::vector<Variant> rungs = {cuda::wgmma_ws_variant(DType::BF16), cuda::wgmma_ws_tf32_variant(),
@@ -292,6 +293,11 @@ TEST(Wgmma, EveryKernelForm) {
         check_case(v, {129, 257, 65, Op::T, Op::N, Layout::RowMajor, -1.5, 0.5, 0}, seed++);
         check_case(v, {640, 300, 200, Op::N, Op::N, Layout::ColMajor, 0.5, 1.0, 3}, seed++);
         check_case(v, {1000, 7, 300, Op::T, Op::T, Layout::RowMajor, 2.0, 0.0, 8}, seed++);
+        // tf32 computes these as C^T = B^T A^T: C's last 64 columns straddle its edge, at a
+        // multiple of 4 and not (stored from registers then).
+        check_case(v, {264, 136, 200, Op::N, Op::N, Layout::RowMajor, 1.0, -0.5, 0}, seed++);
+        check_case(v, {300, 130, 99, Op::N, Op::N, Layout::RowMajor, 0.5, 0.0, 0}, seed++);
+        check_case(v, {130, 300, 99, Op::T, Op::T, Layout::ColMajor, -1.0, 1.0, 0}, seed++);
       }
     }
   unsetenv("GEMMLAB_WGMMA_CLUSTER");
@@ -494,7 +500,7 @@ TEST(Wgmma, Tf32EveryShapeTranspositionAndLayout) {
   GemmProblem p = tf32_row_major_nn(64, buffer.p);
   KernelInfo info;
   ASSERT_TRUE(v.kernel_info(p, info).is_ok());  // row-major NN: B's K is not contiguous
-  EXPECT_NE(info.name.find("clusters, A read M-major into registers, computing C^T = B^T A^T, epilogue from registers"),
+  EXPECT_NE(info.name.find("clusters, A read M-major into registers, computing C^T = B^T A^T, TMA-store epilogue"),
             std::string::npos)
       << info.name;
   EXPECT_EQ(info.name.find("copy"), std::string::npos) << info.name;

@@ -311,6 +311,14 @@ __device__ __forceinline__ int accumulator_row(int warp, int lane, int h) {
   return warp * 16 + lane / 4 + 8 * h;
 }
 
+// The staging buffer of chunk q, once the TMA store that last read it (kEpilogueBuffers
+// chunks ago) is done reading it: the issuing thread waits, the warpgroup meets it.
+__device__ __forceinline__ unsigned char* free_epilogue_buffer(unsigned char* buffers, int q, bool issuer, int barrier) {
+  if (issuer) ptx::cp_async_bulk_wait_group_read(ptx::n32_t<kEpilogueBuffers - 1>{});
+  arch::named_barrier_sync(barrier, kWarpgroup);
+  return buffers + (q % kEpilogueBuffers) * kEpilogueBufferBytes;
+}
+
 // The TMA-store epilogue of one consumer warpgroup: its 64 x 256 tile of C (registers as
 // wgmma leaves them) goes out 32 columns at a time. The warpgroup writes alpha * acc (+ beta
 // * C, read here) into a 64 x 32 buffer in the 128-byte swizzle (float2 writes: two
@@ -344,10 +352,7 @@ __device__ __forceinline__ void store_tile_tma(const float (&r)[128], const Epil
       }
       continue;
     }
-    unsigned char* buffer = buffers + (q % kEpilogueBuffers) * kEpilogueBufferBytes;
-    // The store that last read this buffer (kEpilogueBuffers chunks ago) is done reading it.
-    if (issuer) ptx::cp_async_bulk_wait_group_read(ptx::n32_t<kEpilogueBuffers - 1>{});
-    arch::named_barrier_sync(barrier, kWarpgroup);
+    unsigned char* buffer = free_epilogue_buffer(buffers, q, issuer, barrier);
 #pragma unroll
     for (int jj = 0; jj < kEpilogueCols / 8; ++jj) {
       const int j = q * (kEpilogueCols / 8) + jj;  // accumulator group: 8 columns
@@ -374,6 +379,79 @@ __device__ __forceinline__ void store_tile_tma(const float (&r)[128], const Epil
     if (issuer) {
       const std::int32_t at[2] = {col, row0};
       ptx::cp_async_bulk_tensor(ptx::space_global, ptx::space_shared, map_c, at, buffer);
+      ptx::cp_async_bulk_commit_group();
+    }
+  }
+}
+
+// The same for a kernel that computes C^T (e.c_transposed, A from registers: rows permuted):
+// its 64 rows are 64 columns of C, its 256 columns 256 rows of C. Each 32-column chunk is a
+// 32 x 64 block of C, staged as two 32 x 32 boxes (128-byte rows, swizzled; map_c is C's own
+// map, tma_c_transposed) in the same 8 KiB buffer. A warp writes 4 rows of C by 8 columns
+// per store: with the swizzle, rows 4 apart share banks, so two wavefronts (the row-major
+// epilogue's float2 stores take two as well). Where the warpgroup's 64 columns run past C's
+// last column and that is not a multiple of 4 (the clipping of a TMA store is exact only
+// then: store_tile_tma), the tile goes out from registers.
+__device__ __forceinline__ void store_tile_tma_transposed(const float (&r)[128], const Epilogue& e,
+                                                          const CUtensorMap* map_c, unsigned char* buffers, int row0,
+                                                          int col0, int warpgroup) {
+  if (row0 >= e.m) return;  // the whole warpgroup's columns of C lie right of C
+  const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
+  const int rows[2] = {permuted_row(warp, lane, 0), permuted_row(warp, lane, 1)};  // C's columns row0 + rows[h]
+  if (row0 + kEpilogueRows > e.m && e.m % 4 != 0) {
+#pragma unroll
+    for (int j = 0; j < kBN / 8; ++j) {
+      const int c = col0 + 8 * j + 2 * (lane % 4);
+      store_pair_transposed(e, row0 + rows[0], c, r[4 * j], r[4 * j + 1]);
+      store_pair_transposed(e, row0 + rows[1], c, r[4 * j + 2], r[4 * j + 3]);
+    }
+    return;
+  }
+  const bool issuer = threadIdx.x % kWarpgroup == 0;
+  const int barrier = 1 + warpgroup;
+  constexpr int kBoxBytes = kEpilogueCols * kRowBytes;  // 32 rows of C by 32 columns: 4 KiB
+  static_assert(kEpilogueRows / kEpilogueCols * kBoxBytes == kEpilogueBufferBytes, "two boxes fill a buffer");
+#pragma unroll
+  for (int q = 0; q < kBN / kEpilogueCols; ++q) {
+    const int col = col0 + q * kEpilogueCols;  // C's first row of this chunk
+    if (col + kEpilogueCols > e.n) {  // rows below C, clipped one by one (no `break`: store_tile_tma)
+      if (col < e.n) {
+#pragma unroll
+        for (int jj = 0; jj < kEpilogueCols / 8; ++jj) {
+          const int j = q * (kEpilogueCols / 8) + jj;
+          const int c = col + 8 * jj + 2 * (lane % 4);
+          store_pair_transposed(e, row0 + rows[0], c, r[4 * j], r[4 * j + 1]);
+          store_pair_transposed(e, row0 + rows[1], c, r[4 * j + 2], r[4 * j + 3]);
+        }
+      }
+      continue;
+    }
+    unsigned char* buffer = free_epilogue_buffer(buffers, q, issuer, barrier);
+#pragma unroll
+    for (int jj = 0; jj < kEpilogueCols / 8; ++jj) {
+      const int j = q * (kEpilogueCols / 8) + jj;
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          const int c_row = 8 * jj + 2 * (lane % 4) + i;  // of the chunk's 32 rows of C
+          const int c_col = rows[h];                      // of the warpgroup's 64 columns of C
+          float v = e.alpha * r[4 * j + 2 * h + i];
+          if (e.beta != 0.0f && row0 + c_col < e.m)
+            v = fmaf(e.beta, e.c[static_cast<long long>(col + c_row) * e.ldc + row0 + c_col], v);
+          const int chunk = ((c_col % kEpilogueCols) / 4) ^ (c_row % 8);
+          *reinterpret_cast<float*>(buffer + (c_col / kEpilogueCols) * kBoxBytes + c_row * kRowBytes + chunk * 16 +
+                                    (c_col % 4) * 4) = v;
+        }
+    }
+    ptx::fence_proxy_async(ptx::space_shared);
+    arch::named_barrier_sync(barrier, kWarpgroup);
+    if (issuer) {
+#pragma unroll
+      for (int box = 0; box < kEpilogueRows / kEpilogueCols; ++box) {
+        const std::int32_t at[2] = {row0 + box * kEpilogueCols, col};
+        ptx::cp_async_bulk_tensor(ptx::space_global, ptx::space_shared, map_c, at, buffer + box * kBoxBytes);
+      }
       ptx::cp_async_bulk_commit_group();
     }
   }
@@ -819,8 +897,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int wg_row0 = tm * kBM + warpgroup * kEpilogueRows;
       const auto store = [&](const float (&r)[128]) {
         if (e.tma_store) {
-          store_tile_tma<kRegisterA>(r, e, &map_c, epilogue_buffers + warpgroup * kEpilogueBuffers * kEpilogueBufferBytes,
-                                     wg_row0, tn * kBN, warpgroup);
+          unsigned char* buffers = epilogue_buffers + warpgroup * kEpilogueBuffers * kEpilogueBufferBytes;
+          if constexpr (kRegisterA)
+            if (e.c_transposed) {
+              store_tile_tma_transposed(r, e, &map_c, buffers, wg_row0, tn * kBN, warpgroup);
+              return;
+            }
+          store_tile_tma<kRegisterA>(r, e, &map_c, buffers, wg_row0, tn * kBN, warpgroup);
           return;
         }
         const int row_0 = wg_row0 + accumulator_row<kRegisterA>(warp, lane, 0);
@@ -925,6 +1008,12 @@ inline TmaMatrix tma_c(const RowMajorGemm& g) {
   const auto u = [](std::int64_t x) { return static_cast<std::uint64_t>(x); };
   return {g.c, u(g.m), u(g.n), u(g.ldc), TmaElement::F32, kEpilogueRows, kEpilogueCols};
 }
+// C for a kernel that computes C^T (g is C^T's problem): C's own rows (g.n of them) in
+// 32 x 32 boxes (store_tile_tma_transposed).
+inline TmaMatrix tma_c_transposed(const RowMajorGemm& g) {
+  const auto u = [](std::int64_t x) { return static_cast<std::uint64_t>(x); };
+  return {g.c, u(g.n), u(g.m), u(g.ldc), TmaElement::F32, kEpilogueCols, kEpilogueCols};
+}
 
 // Tuning knobs, read per call so that tests and probes can force each form:
 //   GEMMLAB_WGMMA_CLUSTER  = 2 | 1          blocks per cluster along M sharing B (default 2)
@@ -1017,7 +1106,7 @@ struct Form {
 // `single_block_tail`: the stream-K instantiations include single blocks (tf32: with or
 // without loaded operands), not only clusters of 2 (bf16, f16: fewer instantiations).
 // `register_a`: tf32 A reaches the kernel stored k x m (read into registers, one plain pass);
-// `c_transposed`: the kernel computes C^T, stored from registers.
+// `c_transposed`: the kernel computes C^T.
 inline Form form_of(const RowMajorGemm& g, const Options& o, int loads, bool split, bool single_block_tail,
                     bool register_a = false, bool c_transposed = false) {
   Form f;
@@ -1027,7 +1116,7 @@ inline Form form_of(const RowMajorGemm& g, const Options& o, int loads, bool spl
   // One row of tiles: nothing to share. Loaded operands: no multicast.
   f.cluster_m = ceil_div(g.m, kBM) >= 2 && loads == 0 ? o.cluster_m : 1;
   f.stream_k = o.stream_k && !split && !register_a && (f.cluster_m == 2 || single_block_tail);
-  f.tma_epilogue = o.tma_epilogue && !c_transposed && tma_requirements(tma_c(g), "C").is_ok();
+  f.tma_epilogue = o.tma_epilogue && tma_requirements(c_transposed ? tma_c_transposed(g) : tma_c(g), "C").is_ok();
   return f;
 }
 
@@ -1158,7 +1247,7 @@ Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule&
   CUtensorMap map_a{}, map_b{}, map_c{};
   if (!(loads & kLoadA)) GEMMLAB_TRY(encode_tensor_map(tma_a<E>(view), "A", map_a));
   if (!(loads & kLoadB)) GEMMLAB_TRY(encode_tensor_map(tma_b<E>(view, form.cluster_m), "B", map_b));
-  if (form.tma_epilogue) GEMMLAB_TRY(encode_tensor_map(tma_c(g), "C", map_c));
+  if (form.tma_epilogue) GEMMLAB_TRY(encode_tensor_map(c_transposed ? tma_c_transposed(g) : tma_c(g), "C", map_c));
   Epilogue e{static_cast<float*>(g.c),       g.ldc, static_cast<int>(g.m), static_cast<int>(g.n),
              static_cast<float>(g.alpha), static_cast<float>(g.beta), form.tma_epilogue, c_transposed};
   return dispatch_cluster(form.cluster_m, [&](auto cluster) -> Status {
