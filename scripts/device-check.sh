@@ -7,8 +7,10 @@
 # Environment: BUILD_DIR (default build-device; an existing build is reused),
 # SIZES (benchmark sizes, default "4096,8192"), SWEEP (also sweep 128..8192 and odd sizes: 1),
 # DTYPES (the --dtype runs for the sanitizer and the benchmark, default "f32"; e.g. "f32 tf32 bf16 f16"),
-# SANITIZER_DTYPES (the sanitizer's alone, default DTYPES), SANITIZER_MNK (its shapes, default
-# 67x45x33,35x37x19), SANITIZER_FORMS (more sanitizer runs, one per word, each a knob setting
+# SANITIZER_DTYPES (the sanitizer's alone, default DTYPES), SANITIZER_MNK (its shapes, run with
+# ld padded by 1, default 67x45x33,35x37x19), SANITIZER_ALIGNED_MNK (shapes run with ld = the
+# row length, every pitch 16-byte aligned so that no operand is copied first: default
+# 136x264x40), SANITIZER_FORMS (more sanitizer runs, one per word, each a knob setting
 # such as GEMMLAB_WGMMA_OPERANDS=cp_async; the plain run comes first),
 # SKIP_TESTS=1, SKIP_SANITIZER=1, SKIP_BENCH=1 to leave a step out.
 set -uo pipefail
@@ -54,12 +56,14 @@ if [[ -z ${SKIP_SANITIZER:-} ]]; then
     for form in "" ${SANITIZER_FORMS:-}; do
       for dtype in $sanitizer_dtypes; do
         for trans in NN TN NT TT; do
-          # shellcheck disable=SC2086  # an empty form adds nothing to the environment
-          env $form compute-sanitizer --tool "$tool" --error-exitcode 99 \
-            "$build/gemmlab" verify --backend cuda --dtype "$dtype" --mnk "${SANITIZER_MNK:-67x45x33,35x37x19}" \
-            --trans "$trans" --beta 0.5 --pad 1 >>"$out/sanitizer-$tool.log" 2>&1 ||
-            status="FAILED (${form:+$form }$dtype $trans)"
-          runs=$((runs + 1))
+          for shapes in "1 ${SANITIZER_MNK:-67x45x33,35x37x19}" "0 ${SANITIZER_ALIGNED_MNK:-136x264x40}"; do
+            # shellcheck disable=SC2086  # an empty form adds nothing to the environment
+            env $form compute-sanitizer --tool "$tool" --error-exitcode 99 \
+              "$build/gemmlab" verify --backend cuda --dtype "$dtype" --mnk "${shapes#* }" \
+              --trans "$trans" --beta 0.5 --pad "${shapes%% *}" >>"$out/sanitizer-$tool.log" 2>&1 ||
+              status="FAILED (${form:+$form }$dtype $trans pad ${shapes%% *})"
+            runs=$((runs + 1))
+          done
         done
       done
     done

@@ -25,16 +25,22 @@
 // Whole rounds leave SMs idle where the units do not divide evenly (128 of 132 blocks at
 // 4096^3 and 8192^3). With GEMMLAB_WGMMA_TAIL=stream_k the units left over after the whole
 // rounds are cut by K over all clusters instead, and partial sums meet in global memory
-// (stream_k.hpp, "the stream-K tail"; not yet measured on a GPU, so not the default).
+// (stream_k.hpp, "the stream-K tail"; measured slower at 4096^3, so not the default).
 //
 // Any shape: TMA zero-fills what lies outside A and B (ragged M, N and K cost nothing
 // extra), stores are predicated. An operand whose K is contiguous is read K-major; for
 // 16-bit types, other operands are loaded as 64-wide MN chunks and read MN-major (the
-// transposition bits of wgmma). TMA needs 16-byte aligned bases and row pitches, and tf32
-// K-major operands: other operands are copied first ("what run() does before the kernel"),
-// or, for tf32 with GEMMLAB_WGMMA_OPERANDS=cp_async, loaded by the whole producer
-// warpgroup with cp.async straight into the swizzled K-major layout ("operands the producer
-// loads itself"; not yet measured on a GPU, so not the default).
+// transposition bits of wgmma). tf32 wgmma reads shared memory K-major only, but takes A
+// from registers in any layout: a tf32 A whose K is strided is loaded as it is stored and
+// read into registers (load_a_fragments), and where B is the operand whose K is strided
+// (row-major NN) the kernel computes C^T = B^T A^T instead (kernel_problem), storing C^T
+// through shared memory as C (store_tile_tma_transposed). Measured on an H100 (tf32 NN,
+// same run, results/h100/probes/session7): 0.99x cuBLAS at 4096^3 and 8192^3, against
+// 0.89x / 0.93x with B copied K-major first. TMA needs 16-byte aligned bases and row
+// pitches: other operands are copied first ("what run() does before the kernel"), or, for
+// tf32 with GEMMLAB_WGMMA_OPERANDS=cp_async, loaded by the whole producer warpgroup with
+// cp.async straight into the swizzled K-major layout ("operands the producer loads itself";
+// measured at half the rate, so not the default).
 #pragma once
 
 #include <cuda.h>
