@@ -37,7 +37,7 @@ Variant wgmma_ws_tf32_variant() {
   v.input = DType::F32;
   v.compute = DType::TF32;
   v.output = DType::F32;
-  v.technique = "the wgmma_ws pipeline on f32 data in TF32 (K-major operands)";
+  v.technique = "the wgmma_ws pipeline on f32 data in TF32 (B K-major, A of any layout read into registers)";
   v.config = wgmma_ws::config_of(wgmma_ws::kBK<Element>);
   v.can_implement = can_implement;
   v.prepare = [](const GemmProblem& p) { return wgmma_ws::prepare<Element>(p, workspace()); };
