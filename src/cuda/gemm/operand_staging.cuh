@@ -1,9 +1,9 @@
 // Copies of operands the TMA + wgmma kernels cannot read as they are.
 //
 // Padded (repitch_rows): rows as they are, into rows that start every 16 bytes (seed 001's
-// memory padding): a source row of odd pitch is read in aligned 16-byte words shifted into
-// place, and written in 16-byte stores (repitch_kernel). Measured on an H100 for a 4095 x
-// 4095 bf16 matrix with a load per element: 31 us (2.2 TB/s) against cudaMemcpy2DAsync's 53 us.
+// memory padding): a source row of odd pitch is read element by element (a warp still
+// reads consecutive elements: coalesced) and written in 16-byte stores. Measured on an H100
+// for a 4095 x 4095 bf16 matrix: 31 us (2.2 TB/s) against cudaMemcpy2DAsync's 53 us.
 //
 // K-major (stage_k_major): operands rewritten K-major for the tf32 tensor cores, which read
 // A and B only with K contiguous: op(X) (rows x k, either orientation, any ld) is copied through a padded
@@ -84,46 +84,6 @@ __global__ void __launch_bounds__(kTile * kBlockRows)
   }
 }
 
-// One aligned 16-byte word of a source row whose bytes lie in [begin, end): loaded whole when
-// it lies inside, otherwise element by element with zeros outside (the words at a row's ends,
-// which may reach past the matrix).
-template <class T>
-__device__ __forceinline__ uint4 row_word(std::uintptr_t word, std::uintptr_t begin, std::uintptr_t end) {
-  if (word >= begin && word + 16 <= end) return __ldg(reinterpret_cast<const uint4*>(word));
-  T v[16 / sizeof(T)];
-#pragma unroll
-  for (int j = 0; j < static_cast<int>(16 / sizeof(T)); ++j) {
-    const std::uintptr_t a = word + j * sizeof(T);
-    v[j] = a >= begin && a < end ? *reinterpret_cast<const T*>(a) : T{};
-  }
-  uint4 out;
-  memcpy(&out, v, sizeof out);
-  return out;
-}
-
-// Bytes [shift, shift + 16) of the 32 bytes lo:hi, shift a multiple of 2 below 16: four funnel
-// shifts of 32-bit words (Q = shift / 4, a compile-time index: no local memory).
-template <int Q>
-__device__ __forceinline__ uint4 shifted(const unsigned (&w)[8], int bits) {
-  return make_uint4(__funnelshift_r(w[Q], w[Q + 1], bits), __funnelshift_r(w[Q + 1], w[Q + 2], bits),
-                    __funnelshift_r(w[Q + 2], w[Q + 3], bits), __funnelshift_r(w[Q + 3], w[Q + 4], bits));
-}
-__device__ __forceinline__ uint4 bytes_at(const uint4& lo, const uint4& hi, int shift) {
-  const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-  const int bits = 8 * (shift % 4);
-  switch (shift / 4) {
-    case 0: return shifted<0>(w, bits);
-    case 1: return shifted<1>(w, bits);
-    case 2: return shifted<2>(w, bits);
-    default: return shifted<3>(w, bits);
-  }
-}
-
-// A thread writes 16-byte chunks of a destination row. The source row starts `shift` bytes
-// past a 16-byte boundary (the same for the whole row, so a block's threads agree), and each
-// chunk is read as the two aligned words it spans (neighbouring threads share words: L1 hits)
-// and shifted into place: two 16-byte loads per chunk instead of one load per element
-// (measured before this change: 2.2 TB/s for a 4095 x 4095 bf16 matrix, 31 us).
 template <class T>
 __global__ void __launch_bounds__(kRepitchThreads)
     repitch_kernel(const T* __restrict__ src, long long ld, T* __restrict__ dst, long long pitch, int rows,
@@ -131,16 +91,15 @@ __global__ void __launch_bounds__(kRepitchThreads)
   constexpr int kPerStore = 16 / sizeof(T);
   const int stride = gridDim.x * blockDim.x * kPerStore;
   for (int r = blockIdx.y; r < rows; r += gridDim.y) {
-    const auto begin = reinterpret_cast<std::uintptr_t>(src + static_cast<long long>(r) * ld);
-    const std::uintptr_t end = begin + static_cast<std::uintptr_t>(cols) * sizeof(T);
-    const int shift = static_cast<int>(begin % 16);
-    const std::uintptr_t base = begin - shift;
+    const T* s = src + static_cast<long long>(r) * ld;
     T* d = dst + static_cast<long long>(r) * pitch;
     for (int c = (blockIdx.x * blockDim.x + threadIdx.x) * kPerStore; c < cols; c += stride) {
-      const std::uintptr_t word = base + static_cast<std::uintptr_t>(c) * sizeof(T);
-      const uint4 lo = row_word<T>(word, begin, end);
-      const uint4 chunk = shift == 0 ? lo : bytes_at(lo, row_word<T>(word + 16, begin, end), shift);
-      *reinterpret_cast<uint4*>(d + c) = chunk;  // past cols: zeros (row_word), the pitch's tail
+      T v[kPerStore];
+#pragma unroll
+      for (int j = 0; j < kPerStore; ++j) v[j] = c + j < cols ? s[c + j] : T{};  // the pitch's tail: zeros
+      uint4 chunk;
+      memcpy(&chunk, v, sizeof chunk);
+      *reinterpret_cast<uint4*>(d + c) = chunk;
     }
   }
 }
