@@ -148,7 +148,7 @@ constexpr int kKStepBytes = 32;                  // one wgmma's K in a K-major r
 // A tf32 A stored k x m (M-major) is read into registers (wgmma takes tf32 A from registers,
 // in any layout, and has no MN-major form from shared memory). It arrives as it is stored,
 // in blocks of 32 rows of A (128 bytes) by the stage's 32 k, 128-byte swizzled (load_stage,
-// rows_of_fragments).
+// permuted_row, load_a_fragments).
 constexpr int kMnBlock = kRowBytes / 4;                  // rows of A per block: 32
 constexpr int kMnBlockBytes = kBK<Tf32Operand> * kRowBytes;  // 4 KiB
 static_assert(kBM / kMnBlock * kMnBlockBytes == kABytes, "the blocks fill the A tile");
@@ -160,7 +160,7 @@ struct Epilogue {
   int m, n;
   float alpha, beta;
   bool tma_store;     // C through shared memory and TMA (needs a TMA-addressable C), else from registers
-  bool c_transposed;  // the kernel computes C^T: its (row, col) is C's (col, row) (from registers)
+  bool c_transposed;  // the kernel computes C^T: its (row, col) is C's (col, row)
 };
 
 // The K loop: `segments` passes of `k_tiles` tiles each. One pass is the plain product.
@@ -280,8 +280,8 @@ __device__ __forceinline__ void store_pair_transposed(const Epilogue& e, int row
 // read from a 128-byte swizzled block (load_a_fragments) that order would put lanes 4 k
 // apart on the same banks (the swizzle XORs a row's 16-byte chunk with k % 8, and
 // neighbouring chunks pair up under XOR 1). So the rows are permuted: warp w takes the
-// chunks {2(w%2) + h, 2(w%2) + h + 4} of block w/2, lane/4 picks the chunk (lane/8) and
-// the word in it (lane%4); XOR with k%8 in 0..3 (or 4..7) then maps the four k of a warp's
+// chunks {2(w%2) + h, 2(w%2) + h + 4} of block w/2, lane/16 picks one of the two and
+// (lane/4)%4 the word in it; XOR with k%8 in 0..3 (or 4..7) then maps the four k of a warp's
 // load to four disjoint chunk pairs: 32 banks, one wavefront. The MMA does not care which
 // row is which; the epilogue stores each accumulator row where this says it belongs.
 __device__ __forceinline__ int permuted_row(int warp, int lane, int h) {
