@@ -275,16 +275,16 @@ TEST(Wgmma, OperandsTmaCannotAddressArePadded) {
 
 // The forms of the warp-specialised kernel (wgmma_ws.cuh Options), each forced in turn:
 // clusters of two blocks sharing B by multicast, or single blocks; C through shared memory
-// and TMA, or from registers (for tf32 also C^T). Ragged tiles (an odd number of tile rows
-// leaves one block of the last cluster without rows), alpha/beta, C that TMA cannot address
-// (pad 3).
+// and TMA (warp-stored where TMA cannot address C), warp-stored, or from registers
+// (for tf32 also C^T). Ragged tiles (an odd number of tile rows leaves one block of the last
+// cluster without rows), alpha/beta, C that TMA cannot address (pad 3).
 TEST(Wgmma, EveryKernelForm) {
   REQUIRE_HOPPER();
   const std::vector<Variant> rungs = {cuda::wgmma_ws_variant(DType::BF16), cuda::wgmma_ws_tf32_variant(),
                                       cuda::wgmma_3xtf32_variant()};
   std::uint64_t seed = fresh_seed();
   for (const char* cluster : {"1", "2"})
-    for (const char* epilogue : {"registers", "tma"}) {
+    for (const char* epilogue : {"registers", "tma", "warps"}) {
       ASSERT_EQ(setenv("GEMMLAB_WGMMA_CLUSTER", cluster, 1), 0);
       ASSERT_EQ(setenv("GEMMLAB_WGMMA_EPILOGUE", epilogue, 1), 0);
       SCOPED_TRACE(fmt::format("cluster {} epilogue {}", cluster, epilogue));
@@ -298,6 +298,11 @@ TEST(Wgmma, EveryKernelForm) {
         check_case(v, {264, 136, 200, Op::N, Op::N, Layout::RowMajor, 1.0, -0.5, 0}, seed++);
         check_case(v, {300, 130, 99, Op::N, Op::N, Layout::RowMajor, 0.5, 0.0, 0}, seed++);
         check_case(v, {130, 300, 99, Op::T, Op::T, Layout::ColMajor, -1.0, 1.0, 0}, seed++);
+        // More tiles than blocks: each block's epilogue buffers go round several times, also
+        // after a tile that stages an odd number of 32-column chunks (the last column here,
+        // and every tile of the 20-column C).
+        check_case(v, {2100, 2070, 40, Op::N, Op::N, Layout::RowMajor, 1.0, 0.5, 1}, seed++);
+        check_case(v, {20000, 20, 8, Op::N, Op::T, Layout::RowMajor, 1.0, 0.5, 1}, seed++);
       }
     }
   unsetenv("GEMMLAB_WGMMA_CLUSTER");
@@ -323,7 +328,11 @@ TEST(Wgmma, FormIsNamedAndBadKnobsRefused) {
   p.c = shaped(100, 512, Layout::RowMajor, DType::F32, 1);  // rows of C TMA cannot address
   p.a.data = p.c.data = buffer.p;
   ASSERT_TRUE(v.kernel_info(p, info).is_ok());
+  EXPECT_NE(info.name.find("no clusters, warp-stored epilogue"), std::string::npos) << info.name;
+  ASSERT_EQ(setenv("GEMMLAB_WGMMA_EPILOGUE", "registers", 1), 0);
+  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
   EXPECT_NE(info.name.find("no clusters, epilogue from registers"), std::string::npos) << info.name;
+  unsetenv("GEMMLAB_WGMMA_EPILOGUE");
 
   ASSERT_EQ(setenv("GEMMLAB_WGMMA_CLUSTER", "4", 1), 0);
   Status s = v.can_implement(p);

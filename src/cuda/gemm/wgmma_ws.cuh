@@ -51,7 +51,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "cuda/arch/cluster.cuh"
@@ -159,8 +161,10 @@ struct Epilogue {
   long long ldc;
   int m, n;
   float alpha, beta;
-  bool tma_store;     // C through shared memory and TMA (needs a TMA-addressable C), else from registers
+  bool tma_store;     // C through shared memory and TMA (needs a TMA-addressable C)
   bool c_transposed;  // the kernel computes C^T: its (row, col) is C's (col, row)
+  bool warp_store;    // C through shared memory and stores by the consumers' warps (any C)
+  // (neither: C from registers)
 };
 
 // The K loop: `segments` passes of `k_tiles` tiles each. One pass is the plain product.
@@ -325,13 +329,43 @@ __device__ __forceinline__ unsigned char* free_epilogue_buffer(unsigned char* bu
   return buffers + (q % kEpilogueBuffers) * kEpilogueBufferBytes;
 }
 
-// The TMA-store epilogue of one consumer warpgroup: its 64 x 256 tile of C (registers as
-// wgmma leaves them) goes out 32 columns at a time. The warpgroup writes alpha * acc (+ beta
-// * C, read here) into a 64 x 32 buffer in the 128-byte swizzle (float2 writes: two
-// wavefronts per warp, no conflicts), and one thread stores it with TMA, which clips what
-// lies below C, while the warpgroup fills the other buffer. The stores are full 128-byte
-// lines, and the thread moves on once shared memory is read, not when C is written. (With
-// permuted rows, lanes 16 apart write rows 16 apart: two-way conflicts.)
+// Chunk q (32 columns from `col`) of a consumer warpgroup's 64 x 256 tile (registers as
+// wgmma leaves them) into a 64 x 32 staging buffer in the 128-byte swizzle: alpha * acc, plus
+// beta * C where `add_c` (read here with float2 loads: a TMA-addressable C). float2 writes:
+// two wavefronts per warp, no conflicts. (With permuted rows, lanes 16 apart write rows 16
+// apart: two-way conflicts.)
+template <bool PermutedRows>
+__device__ __forceinline__ void stage_chunk(const float (&r)[128], const Epilogue& e, unsigned char* buffer, int q,
+                                            int row0, int col, bool add_c) {
+  const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
+#pragma unroll
+  for (int jj = 0; jj < kEpilogueCols / 8; ++jj) {
+    const int j = q * (kEpilogueCols / 8) + jj;  // accumulator group: 8 columns
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = accumulator_row<PermutedRows>(warp, lane, h);
+      float2 v = make_float2(e.alpha * r[4 * j + 2 * h], e.alpha * r[4 * j + 2 * h + 1]);
+      if (add_c) {
+        const int grow = row0 + row, gcol = col + 8 * jj + 2 * (lane % 4);
+        if (grow < e.m) {  // gcol + 1 < n: this chunk lies inside C
+          const float2 old = *reinterpret_cast<const float2*>(e.c + static_cast<long long>(grow) * e.ldc + gcol);
+          v.x = fmaf(e.beta, old.x, v.x);
+          v.y = fmaf(e.beta, old.y, v.y);
+        }
+      }
+      // Byte 4 * (8jj + 2(lane%4)) of the row: 16-byte chunk 2jj + (lane%4)/2, swizzled
+      // by the row's place in its 8-row atom.
+      const int chunk = (2 * jj + (lane % 4) / 2) ^ (row % 8);
+      *reinterpret_cast<float2*>(buffer + row * kRowBytes + chunk * 16 + (lane % 2) * 8) = v;
+    }
+  }
+}
+
+// The TMA-store epilogue of one consumer warpgroup: its 64 x 256 tile of C goes out 32
+// columns at a time. The warpgroup stages a chunk (stage_chunk), and one thread stores it
+// with TMA, which clips what lies below C, while the warpgroup fills the other buffer. The
+// stores are full 128-byte lines, and the thread moves on once shared memory is read, not
+// when C is written.
 template <bool PermutedRows>
 __device__ __forceinline__ void store_tile_tma(const float (&r)[128], const Epilogue& e, const CUtensorMap* map_c,
                                                unsigned char* buffers, int row0, int col0, int warpgroup) {
@@ -359,27 +393,7 @@ __device__ __forceinline__ void store_tile_tma(const float (&r)[128], const Epil
       continue;
     }
     unsigned char* buffer = free_epilogue_buffer(buffers, q, issuer, barrier);
-#pragma unroll
-    for (int jj = 0; jj < kEpilogueCols / 8; ++jj) {
-      const int j = q * (kEpilogueCols / 8) + jj;  // accumulator group: 8 columns
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = accumulator_row<PermutedRows>(warp, lane, h);
-        float2 v = make_float2(e.alpha * r[4 * j + 2 * h], e.alpha * r[4 * j + 2 * h + 1]);
-        if (e.beta != 0.0f) {
-          const int grow = row0 + row, gcol = col + 8 * jj + 2 * (lane % 4);
-          if (grow < e.m) {  // gcol + 1 < n: this chunk lies inside C
-            const float2 old = *reinterpret_cast<const float2*>(e.c + static_cast<long long>(grow) * e.ldc + gcol);
-            v.x = fmaf(e.beta, old.x, v.x);
-            v.y = fmaf(e.beta, old.y, v.y);
-          }
-        }
-        // Byte 4 * (8jj + 2(lane%4)) of the row: 16-byte chunk 2jj + (lane%4)/2, swizzled
-        // by the row's place in its 8-row atom.
-        const int chunk = (2 * jj + (lane % 4) / 2) ^ (row % 8);
-        *reinterpret_cast<float2*>(buffer + row * kRowBytes + chunk * 16 + (lane % 2) * 8) = v;
-      }
-    }
+    stage_chunk<PermutedRows>(r, e, buffer, q, row0, col, e.beta != 0.0f);
     ptx::fence_proxy_async(ptx::space_shared);  // the writes, visible to the TMA engine
     arch::named_barrier_sync(barrier, kWarpgroup);
     if (issuer) {
@@ -388,6 +402,43 @@ __device__ __forceinline__ void store_tile_tma(const float (&r)[128], const Epil
       ptx::cp_async_bulk_commit_group();
     }
   }
+}
+
+// The warp-stored epilogue, for a C that TMA cannot address (row pitch or base not a
+// multiple of 16 bytes, as at 4095^3; TMA boxes must also start on 16 bytes, so no view of
+// such rows works: session 8's probe). From registers, such a C cost the bf16 kernel 19 % at
+// 4096^3 with pitch 4097 (Nsight Compute, session 8): half the rows are not 8-byte aligned,
+// so their pairs go out as scalar stores divergent within each warp. Here the warpgroup
+// stages each chunk as for TMA, meets, and each warp stores a quarter of its rows, one
+// 128-byte store per row at any alignment (lane l: column col + l; conflict-free reads of
+// the swizzled buffer), adding beta * C. The buffers alternate, so one meeting per chunk
+// suffices within a tile: a warp that reached it has read the chunk before.
+template <bool PermutedRows>
+__device__ __forceinline__ void store_tile_warps(const float (&r)[128], const Epilogue& e, unsigned char* buffers,
+                                                 int row0, int col0, int warpgroup) {
+  if (row0 >= e.m) return;
+  const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
+  const int barrier = 1 + warpgroup;
+#pragma unroll
+  for (int q = 0; q < kBN / kEpilogueCols; ++q) {
+    const int col = col0 + q * kEpilogueCols;
+    if (col >= e.n) continue;  // (no `break`: store_tile_tma)
+    unsigned char* buffer = buffers + (q % kEpilogueBuffers) * kEpilogueBufferBytes;
+    stage_chunk<PermutedRows>(r, e, buffer, q, row0, col, false);
+    arch::named_barrier_sync(barrier, kWarpgroup);
+    if (col + lane < e.n) {
+      const unsigned char* words = buffer + (lane % 4) * 4;
+#pragma unroll 4
+      for (int row = warp; row < kEpilogueRows && row0 + row < e.m; row += 4) {
+        float v = *reinterpret_cast<const float*>(words + row * kRowBytes + (((lane / 4) ^ (row % 8)) * 16));
+        float* c = e.c + static_cast<long long>(row0 + row) * e.ldc + col + lane;
+        if (e.beta != 0.0f) v = fmaf(e.beta, *c, v);
+        *c = v;
+      }
+    }
+  }
+  // The next tile may start in either buffer: every warp is done reading.
+  arch::named_barrier_sync(barrier, kWarpgroup);
 }
 
 // The same for a kernel that computes C^T (e.c_transposed, A from registers: rows permuted):
@@ -727,6 +778,7 @@ __device__ __forceinline__ void add_partials(const float (&acc)[128], float (&to
   }
 }
 
+
 template <class E, bool TransA, bool TransB, int ClusterM, int Promote = 0, int Loads = 0, bool StreamK = false>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
@@ -740,6 +792,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   // tf32 A stored k x m: read into registers (load_a_fragments).
   constexpr bool kRegisterA = TransA && !E::kMnMajor;
   static_assert(!kRegisterA || (!Promote && Loads == 0 && !StreamK), "A from registers: one plain K pass");
+  // The warp-stored epilogue (e.warp_store, form_of): in the instantiations where it fits in
+  // registers (with A fragments or promoted sums it spilled 200-1300 bytes).
+  constexpr bool kWarpStore = !kRegisterA && !Promote && Loads == 0 && !StreamK;
   extern __shared__ unsigned char smem_raw[];
   // The swizzle pattern is a function of the address: every stage starts on an atom. (The
   // same offset in every block of a cluster: multicast copies land at the same place.)
@@ -902,8 +957,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       // and columns 8j + 2(lane%4) + {0,1}; 4j + {2,3} the same columns of row (h = 1).
       const int wg_row0 = tm * kBM + warpgroup * kEpilogueRows;
       const auto store = [&](const float (&r)[128]) {
+        unsigned char* buffers = epilogue_buffers + warpgroup * kEpilogueBuffers * kEpilogueBufferBytes;
+        if constexpr (kWarpStore)
+          if (e.warp_store) {
+            store_tile_warps<kRegisterA>(r, e, buffers, wg_row0, tn * kBN, warpgroup);
+            return;
+          }
         if (e.tma_store) {
-          unsigned char* buffers = epilogue_buffers + warpgroup * kEpilogueBuffers * kEpilogueBufferBytes;
           if constexpr (kRegisterA)
             if (e.c_transposed) {
               store_tile_tma_transposed(r, e, &map_c, buffers, wg_row0, tn * kBN, warpgroup);
@@ -1023,8 +1083,10 @@ inline TmaMatrix tma_c_transposed(const RowMajorGemm& g) {
 
 // Tuning knobs, read per call so that tests and probes can force each form:
 //   GEMMLAB_WGMMA_CLUSTER  = 2 | 1          blocks per cluster along M sharing B (default 2)
-//   GEMMLAB_WGMMA_EPILOGUE = tma | registers  C through shared memory and TMA (default), or
-//                                            stored from registers
+//   GEMMLAB_WGMMA_EPILOGUE = tma | warps | registers  C through shared memory and TMA where
+//                                            TMA can address C, else warp-stored through shared
+//                                            memory where the kernel has it (default); warp-
+//                                            stored wherever it can; or stored from registers
 //   GEMMLAB_WGMMA_OPERANDS = copy | cp_async  a tf32 operand TMA cannot take as stored is
 //                                            copied before the kernel (default), or loaded
 //                                            by the producer warpgroup (single blocks)
@@ -1039,53 +1101,51 @@ inline TmaMatrix tma_c_transposed(const RowMajorGemm& g) {
 //                                            wgmma's A from registers (where it is B, the
 //                                            kernel computes C^T = B^T A^T) (default), or
 //                                            copied K-major before the kernel
-// Where a form cannot run (one row of tiles, a C that TMA cannot address) the other runs.
+// Where a form cannot run (one row of tiles, a C that TMA cannot address) the next one runs.
+enum class EpilogueChoice { Tma, Warps, Registers };
 struct Options {
   int cluster_m = 2;
-  bool tma_epilogue = true;
+  EpilogueChoice epilogue = EpilogueChoice::Tma;
   bool load_operands = false;
   bool stream_k = false;
   bool promote_quarters = false;
   bool tf32_registers = true;
 };
+
+// One knob: `choice` becomes the index of the variable's value among `choices` (the first
+// is the default, kept when the variable is unset); any other value is refused by name.
+inline Status read_knob(const char* name, std::initializer_list<const char*> choices, int& choice) {
+  choice = 0;
+  const char* env = std::getenv(name);
+  if (env == nullptr) return Status::ok();
+  std::string list;
+  int i = 0;
+  for (const char* c : choices) {
+    if (std::string_view(env) == c) {
+      choice = i;
+      return Status::ok();
+    }
+    list += (i == 0 ? "" : i + 1 == static_cast<int>(choices.size()) ? " or " : ", ") + std::string(c);
+    ++i;
+  }
+  return {StatusCode::InvalidValue, std::string(name) + " must be " + list + ", not '" + env + "'"};
+}
+
 inline Status read_options(Options& o) {
   o = Options{};
-  if (const char* env = std::getenv("GEMMLAB_WGMMA_CLUSTER")) {
-    const std::string v = env;
-    if (v != "1" && v != "2")
-      return {StatusCode::InvalidValue, "GEMMLAB_WGMMA_CLUSTER must be 1 or 2, not '" + v + "'"};
-    o.cluster_m = v == "2" ? 2 : 1;
-  }
-  if (const char* env = std::getenv("GEMMLAB_WGMMA_EPILOGUE")) {
-    const std::string v = env;
-    if (v != "tma" && v != "registers")
-      return {StatusCode::InvalidValue, "GEMMLAB_WGMMA_EPILOGUE must be tma or registers, not '" + v + "'"};
-    o.tma_epilogue = v == "tma";
-  }
-  if (const char* env = std::getenv("GEMMLAB_WGMMA_OPERANDS")) {
-    const std::string v = env;
-    if (v != "copy" && v != "cp_async")
-      return {StatusCode::InvalidValue, "GEMMLAB_WGMMA_OPERANDS must be copy or cp_async, not '" + v + "'"};
-    o.load_operands = v == "cp_async";
-  }
-  if (const char* env = std::getenv("GEMMLAB_WGMMA_TAIL")) {
-    const std::string v = env;
-    if (v != "rounds" && v != "stream_k")
-      return {StatusCode::InvalidValue, "GEMMLAB_WGMMA_TAIL must be rounds or stream_k, not '" + v + "'"};
-    o.stream_k = v == "stream_k";
-  }
-  if (const char* env = std::getenv("GEMMLAB_3XTF32_PROMOTE")) {
-    const std::string v = env;
-    if (v != "halves" && v != "quarters")
-      return {StatusCode::InvalidValue, "GEMMLAB_3XTF32_PROMOTE must be halves or quarters, not '" + v + "'"};
-    o.promote_quarters = v == "quarters";
-  }
-  if (const char* env = std::getenv("GEMMLAB_WGMMA_TF32_MN")) {
-    const std::string v = env;
-    if (v != "registers" && v != "copy")
-      return {StatusCode::InvalidValue, "GEMMLAB_WGMMA_TF32_MN must be registers or copy, not '" + v + "'"};
-    o.tf32_registers = v == "registers";
-  }
+  int cluster, epilogue, operands, tail, promote, mn;
+  GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_CLUSTER", {"2", "1"}, cluster));
+  GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_EPILOGUE", {"tma", "warps", "registers"}, epilogue));
+  GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_OPERANDS", {"copy", "cp_async"}, operands));
+  GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_TAIL", {"rounds", "stream_k"}, tail));
+  GEMMLAB_TRY(read_knob("GEMMLAB_3XTF32_PROMOTE", {"halves", "quarters"}, promote));
+  GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_TF32_MN", {"registers", "copy"}, mn));
+  o.cluster_m = cluster == 0 ? 2 : 1;
+  o.epilogue = static_cast<EpilogueChoice>(epilogue);
+  o.load_operands = operands == 1;
+  o.stream_k = tail == 1;
+  o.promote_quarters = promote == 1;
+  o.tf32_registers = mn == 0;
   return Status::ok();
 }
 
@@ -1104,6 +1164,7 @@ inline Status check_kernel(const GemmProblem& p, const std::string& rung) {
 struct Form {
   int cluster_m;
   bool tma_epilogue;
+  bool warp_epilogue;  // C warp-stored through shared memory (store_tile_warps)
   int loads;
   bool stream_k;  // the stream-K instantiation, which cuts a leftover round by K where there is one
   bool register_a;    // tf32 A stored k x m, read into registers
@@ -1122,7 +1183,11 @@ inline Form form_of(const RowMajorGemm& g, const Options& o, int loads, bool spl
   // One row of tiles: nothing to share. Loaded operands: no multicast.
   f.cluster_m = ceil_div(g.m, kBM) >= 2 && loads == 0 ? o.cluster_m : 1;
   f.stream_k = o.stream_k && !split && !register_a && (f.cluster_m == 2 || single_block_tail);
-  f.tma_epilogue = o.tma_epilogue && tma_requirements(c_transposed ? tma_c_transposed(g) : tma_c(g), "C").is_ok();
+  const bool addressable = tma_requirements(c_transposed ? tma_c_transposed(g) : tma_c(g), "C").is_ok();
+  f.tma_epilogue = o.epilogue == EpilogueChoice::Tma && addressable;
+  // The warp-stored epilogue: C's rows (not C^T's), in the kernels that have it (kWarpStore).
+  f.warp_epilogue = !f.tma_epilogue && o.epilogue != EpilogueChoice::Registers && !register_a && !split &&
+                    loads == 0 && !f.stream_k && !c_transposed;
   return f;
 }
 
@@ -1255,7 +1320,8 @@ Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule&
   if (!(loads & kLoadB)) GEMMLAB_TRY(encode_tensor_map(tma_b<E>(view, form.cluster_m), "B", map_b));
   if (form.tma_epilogue) GEMMLAB_TRY(encode_tensor_map(c_transposed ? tma_c_transposed(g) : tma_c(g), "C", map_c));
   Epilogue e{static_cast<float*>(g.c),       g.ldc, static_cast<int>(g.m), static_cast<int>(g.n),
-             static_cast<float>(g.alpha), static_cast<float>(g.beta), form.tma_epilogue, c_transposed};
+             static_cast<float>(g.alpha), static_cast<float>(g.beta), form.tma_epilogue, c_transposed,
+             form.warp_epilogue};
   return dispatch_cluster(form.cluster_m, [&](auto cluster) -> Status {
     constexpr int kCluster = decltype(cluster)::value;
     if constexpr (E::kMnMajor) {
@@ -1548,7 +1614,7 @@ inline std::string describe_form(const Form& f, bool stream_k_tail, unsigned blo
             " loaded by cp.async, ";
   if (f.register_a) text += "A read M-major into registers, ";
   if (f.c_transposed) text += "computing C^T = B^T A^T, ";
-  text += f.tma_epilogue ? "TMA-store epilogue, " : "epilogue from registers, ";
+  text += f.tma_epilogue ? "TMA-store epilogue, " : f.warp_epilogue ? "warp-stored epilogue, " : "epilogue from registers, ";
   if (stream_k_tail) text += "stream-K tail, ";
   return text + std::to_string(blocks) + " blocks)";
 }
