@@ -275,7 +275,8 @@ void check_every_configuration(Executor& ex, const ConfigTable& table) {
 TEST(CudaLadder, EveryPipelinedConfiguration) {
   REQUIRE_CUDA(ex);
   check_every_configuration(*ex, {"GEMMLAB_PIPELINED_CONFIG", "pipelined", DType::F32,
-                                  {"256x128", "128x128k8", "128x64", "64x64", "256x128fa", "256x128k8fa", "128x128k8fa"},
+                                  {"256x128", "128x128k8", "128x64", "64x64", "256x128fa", "256x128k8fa", "128x128k8fa",
+                                   "256x128fa_rows", "128x128k8_rows"},
                                   {300, 260, 68}, {301, 259, 67}, 4});
 }
 

@@ -206,6 +206,12 @@ using Tile64x64 = PipelinedConfig<WarpTileConfig<64, 64, 16, 32, 32, 3, 4>, Sche
 using Tile256x128fa = PipelinedConfig<WarpTileConfig<256, 128, 16, 64, 64, 3, 1>, Schedule::FragmentsAhead>;
 using Tile256x128k8fa = PipelinedConfig<WarpTileConfig<256, 128, 8, 64, 64, 3, 1>, Schedule::FragmentsAhead>;
 using Tile128x128k8fa = PipelinedConfig<WarpTileConfig<128, 128, 8, 64, 64, 4, 2>, Schedule::FragmentsAhead>;
+// The table's two choices with each k step's FFMAs row by row (OuterProduct::Rows, the order
+// before session 9), to time against the 2 x 2 blocks every configuration above uses:
+using Tile256x128faRows =
+    PipelinedConfig<WarpTileConfig<256, 128, 16, 64, 64, 3, 1, OuterProduct::Rows>, Schedule::FragmentsAhead>;
+using Tile128x128k8Rows =
+    PipelinedConfig<WarpTileConfig<128, 128, 8, 64, 64, 4, 2, OuterProduct::Rows>, Schedule::PerStage>;
 
 struct PipelinedChoice {
   const char* name;
@@ -222,7 +228,9 @@ constexpr PipelinedChoice choice(const char* name) {
 constexpr std::array kChoices = {choice<Tile256x128>("256x128"),         choice<Tile128x128k8>("128x128k8"),
                                  choice<Tile128x64>("128x64"),           choice<Tile64x64>("64x64"),
                                  choice<Tile256x128fa>("256x128fa"),     choice<Tile256x128k8fa>("256x128k8fa"),
-                                 choice<Tile128x128k8fa>("128x128k8fa")};
+                                 choice<Tile128x128k8fa>("128x128k8fa"),
+                                 choice<Tile256x128faRows>("256x128fa_rows"),
+                                 choice<Tile128x128k8Rows>("128x128k8_rows")};
 
 // Per way A arrives, the configurations to try from the largest tile down: the first
 // whose grid has at least `min_waves` blocks per SM is used (0.9: 2048^2 gives 128
@@ -286,6 +294,8 @@ Status kernel_info(const GemmProblem& p, KernelInfo& out) {
   if (config == "256x128fa") return describe_pipelined<Tile256x128fa>(rm, "256x128fa", out);
   if (config == "256x128k8fa") return describe_pipelined<Tile256x128k8fa>(rm, "256x128k8fa", out);
   if (config == "128x128k8fa") return describe_pipelined<Tile128x128k8fa>(rm, "128x128k8fa", out);
+  if (config == "256x128fa_rows") return describe_pipelined<Tile256x128faRows>(rm, "256x128fa_rows", out);
+  if (config == "128x128k8_rows") return describe_pipelined<Tile128x128k8Rows>(rm, "128x128k8_rows", out);
   return {StatusCode::InternalError, "pipelined kernel_info: no kernel for configuration " + std::string(config)};
 }
 

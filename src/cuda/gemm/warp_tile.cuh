@@ -14,12 +14,25 @@
 
 namespace gemmlab::cuda {
 
+// The order of a k step's TM x TN FFMAs. An FFMA reads three registers; the register file
+// has two banks (register number mod 2) with one read port each, and a small operand-reuse
+// cache per operand slot serves a source the previous FFMA marked `.reuse`. An FFMA whose
+// sources all come from the file needs a second cycle. ptxas schedules FFMAs itself (in
+// sweeps of at most 8 that share one operand), but the source order decides how often a
+// sweep starts with nothing cached: Rows (a row of C after another) left 420 extra read
+// cycles per 2048 FFMAs in the 256 x 128 NN kernel's loop, Blocks2x2 (pairs of b outermost,
+// pairs of a swept against them, each 2 x 2 block in a cycle) 282 (SASS read offline,
+// results/h100/tuning.md, session 9).
+enum class OuterProduct { Rows, Blocks2x2 };
+
 // MinBlocks_: resident blocks per SM asked of the compiler (__launch_bounds__), which caps
 // registers at 65536 / (MinBlocks_ * threads).
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int Stages_ = 1, int MinBlocks_ = 1>
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int Stages_ = 1, int MinBlocks_ = 1,
+          OuterProduct Order_ = OuterProduct::Blocks2x2>
 struct WarpTileConfig {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, kStages = Stages_;
   static constexpr int kMinBlocks = MinBlocks_;
+  static constexpr OuterProduct kOrder = Order_;
   static constexpr int kLanesM = 8, kLanesN = 4;           // lanes of a warp over its tile
   static constexpr int kPiece = 4;                         // a float4
   static constexpr int TM = WM / kLanesM, TN = WN / kLanesN;  // elements of C per thread
@@ -81,12 +94,25 @@ struct WarpTileMma {
     load_a(sA, k, f.a);
     load_b(sB, k, f.b);
   }
-  // acc += a b^T: the TM x TN outer product of one k step.
+  // acc += a b^T: the TM x TN outer product of one k step, in Cfg::kOrder.
   __device__ __forceinline__ void fma(const Fragments& f) {
+    if constexpr (Cfg::kOrder == OuterProduct::Rows) {
 #pragma unroll
-    for (int i = 0; i < Cfg::TM; ++i)
+      for (int i = 0; i < Cfg::TM; ++i)
 #pragma unroll
-      for (int j = 0; j < Cfg::TN; ++j) acc[i][j] = fmaf(f.a[i], f.b[j], acc[i][j]);
+        for (int j = 0; j < Cfg::TN; ++j) acc[i][j] = fmaf(f.a[i], f.b[j], acc[i][j]);
+    } else {
+      static_assert(Cfg::TM % 2 == 0 && Cfg::TN % 2 == 0, "the outer product goes in 2 x 2 blocks");
+#pragma unroll
+      for (int j = 0; j < Cfg::TN; j += 2)
+#pragma unroll
+        for (int i = 0; i < Cfg::TM; i += 2) {
+          acc[i][j] = fmaf(f.a[i], f.b[j], acc[i][j]);
+          acc[i + 1][j] = fmaf(f.a[i + 1], f.b[j], acc[i + 1][j]);
+          acc[i + 1][j + 1] = fmaf(f.a[i + 1], f.b[j + 1], acc[i + 1][j + 1]);
+          acc[i][j + 1] = fmaf(f.a[i], f.b[j + 1], acc[i][j + 1]);
+        }
+    }
   }
 
   // All BK steps of one stage: outer products of fragments held in registers.
