@@ -52,6 +52,7 @@ __global__ void __launch_bounds__(kTile * kBlockRows)
     k_major_kernel(const float* __restrict__ x, long long ld, int rows, int k, float* __restrict__ out,
                    long long pitch, int segment) {
   __shared__ float tile[kTile][kTile + 1];  // [row][kk]; the extra column: see above
+  cudaTriggerProgrammaticLaunchCompletion();  // the GEMM may launch early (repitch_kernel)
   const int k0 = blockIdx.x * kTile;
   const int tx = threadIdx.x, ty = threadIdx.y;
   for (int r0 = blockIdx.y * kTile; r0 < rows; r0 += gridDim.y * kTile) {
@@ -86,19 +87,37 @@ __global__ void __launch_bounds__(kTile * kBlockRows)
   }
 }
 
+// One matrix to re-pitch: `rows` rows of `cols` elements, row r at src + r * ld, into rows
+// at dst + r * pitch (pitch a multiple of 16 bytes, dst 16-byte aligned).
 template <class T>
-__global__ void __launch_bounds__(kRepitchThreads)
-    repitch_kernel(const T* __restrict__ src, long long ld, T* __restrict__ dst, long long pitch, int rows,
-                   int cols) {
+struct RepitchJob {
+  const T* src;
+  long long ld;
+  T* dst;
+  long long pitch;
+  int rows, cols;
+};
+
+// Both operands in one launch (rows of `a`, then rows of `b`; b.rows may be 0): one grid
+// instead of two, so the second copy starts no ramp of its own and the GEMM after it waits
+// for one tail, not two. Each block triggers the dependent launch at once (programmatic
+// dependent launch, PDL): the GEMM's blocks are launched while the last wave of the copy
+// runs, take SMs as they free up and wait in cudaGridDependencySynchronize() for the whole
+// copy to finish and be visible, so the launch latency hides behind the copy's tail.
+template <class T>
+__global__ void __launch_bounds__(kRepitchThreads) repitch_kernel(RepitchJob<T> a, RepitchJob<T> b) {
+  cudaTriggerProgrammaticLaunchCompletion();
   constexpr int kPerStore = 16 / sizeof(T);
   const int stride = gridDim.x * blockDim.x * kPerStore;
-  for (int r = blockIdx.y; r < rows; r += gridDim.y) {
-    const T* s = src + static_cast<long long>(r) * ld;
-    T* d = dst + static_cast<long long>(r) * pitch;
-    for (int c = (blockIdx.x * blockDim.x + threadIdx.x) * kPerStore; c < cols; c += stride) {
+  for (int row = blockIdx.y; row < a.rows + b.rows; row += gridDim.y) {
+    const RepitchJob<T>& job = row < a.rows ? a : b;
+    const int r = row < a.rows ? row : row - a.rows;
+    const T* s = job.src + static_cast<long long>(r) * job.ld;
+    T* d = job.dst + static_cast<long long>(r) * job.pitch;
+    for (int c = (blockIdx.x * blockDim.x + threadIdx.x) * kPerStore; c < job.cols; c += stride) {
       T v[kPerStore];
 #pragma unroll
-      for (int j = 0; j < kPerStore; ++j) v[j] = c + j < cols ? s[c + j] : T{};  // the pitch's tail: zeros
+      for (int j = 0; j < kPerStore; ++j) v[j] = c + j < job.cols ? s[c + j] : T{};  // the pitch's tail: zeros
       uint4 chunk;
       memcpy(&chunk, v, sizeof chunk);
       *reinterpret_cast<uint4*>(d + c) = chunk;
@@ -106,20 +125,14 @@ __global__ void __launch_bounds__(kRepitchThreads)
   }
 }
 
-// Enqueues the copy of `rows` rows of `cols` elements of `bytes` each (2 or 4) into `dst`,
-// whose pitch (elements) is a multiple of 16 bytes and whose base is 16-byte aligned.
-inline Status repitch_rows(const void* src, long long ld, void* dst, long long pitch, int rows, int cols,
-                           int bytes, Stream stream) {
-  const int per_store = 16 / bytes;
-  const dim3 grid(static_cast<unsigned>(ceil_div(ceil_div(cols, per_store), kRepitchThreads)),
-                  static_cast<unsigned>(std::min(rows, kMaxGridY)));
-  const auto s = static_cast<cudaStream_t>(stream);
-  if (bytes == 2)
-    repitch_kernel<std::uint16_t><<<grid, kRepitchThreads, 0, s>>>(static_cast<const std::uint16_t*>(src), ld,
-                                                                   static_cast<std::uint16_t*>(dst), pitch, rows, cols);
-  else
-    repitch_kernel<float><<<grid, kRepitchThreads, 0, s>>>(static_cast<const float*>(src), ld,
-                                                           static_cast<float*>(dst), pitch, rows, cols);
+// Enqueues the copies of `a` and `b` (elements of `bytes` each, 2 or 4; b.rows may be 0).
+template <class T>
+Status repitch_rows(const RepitchJob<T>& a, const RepitchJob<T>& b, Stream stream) {
+  constexpr int kPerStore = 16 / sizeof(T);
+  const int cols = std::max(a.cols, b.rows > 0 ? b.cols : 0);
+  const dim3 grid(static_cast<unsigned>(ceil_div(ceil_div(cols, kPerStore), kRepitchThreads)),
+                  static_cast<unsigned>(std::min(a.rows + b.rows, kMaxGridY)));
+  repitch_kernel<T><<<grid, kRepitchThreads, 0, static_cast<cudaStream_t>(stream)>>>(a, b);
   CUDA_CHECK_LAUNCH("repitch_kernel");
   return Status::ok();
 }

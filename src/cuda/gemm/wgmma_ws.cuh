@@ -818,6 +818,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   // No block may copy into a peer or arrive on its barriers before the peer initialised them.
   if constexpr (ClusterM > 1) arch::cluster_sync();
   else __syncthreads();
+  // Launched as a programmatic dependent (launch_config): the kernel before it in the stream
+  // (an operand copy) may still be running. Nothing above touched global memory; from here
+  // on its writes are complete and visible. (A no-op when nothing is pending.)
+  cudaGridDependencySynchronize();
 
   const int tiles_m = ceil_div(e.m, kBM), tiles_n = ceil_div(e.n, kBN);
   const int units = ceil_div(tiles_m, ClusterM) * tiles_n;
@@ -1206,20 +1210,31 @@ inline int grid_size(int units, int resident_clusters, int cluster_m) {
 // `plan` receives the clusters' work: with StreamK, whole rounds and a tail cut by K over all
 // resident clusters where units are left over; otherwise (or without a leftover) the fewest
 // clusters that finish in as many rounds.
+// The launch attributes: the cluster shape, and programmatic stream serialisation (PDL), so
+// that the kernel is launched while the operand copy before it drains and waits for it in
+// cudaGridDependencySynchronize() (repitch_kernel says why).
+struct LaunchAttributes {
+  cudaLaunchAttribute attrs[2];
+};
+
 template <class E, bool TransA, bool TransB, int ClusterM, int Promote = 0, int Loads = 0, bool StreamK = false>
-Status launch_config(const RowMajorGemm& g, int k_tiles, cudaLaunchAttribute& cluster, cudaLaunchConfig_t& config,
+Status launch_config(const RowMajorGemm& g, int k_tiles, LaunchAttributes& attributes, cudaLaunchConfig_t& config,
                      stream_k::Schedule& plan) {
   const auto kernel = wgmma_ws_kernel<E, TransA, TransB, ClusterM, Promote, Loads, StreamK>;
-  cluster = {};
+  attributes = {};
+  cudaLaunchAttribute& cluster = attributes.attrs[0];
   cluster.id = cudaLaunchAttributeClusterDimension;
   cluster.val.clusterDim.x = ClusterM;
   cluster.val.clusterDim.y = 1;
   cluster.val.clusterDim.z = 1;
+  cudaLaunchAttribute& dependent = attributes.attrs[1];
+  dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  dependent.val.programmaticStreamSerializationAllowed = 1;
   config = {};
   config.blockDim = dim3(kThreads);
   config.dynamicSmemBytes = kSmemBytes;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
+  config.attrs = attributes.attrs;
+  config.numAttrs = 1;  // the occupancy query below: the cluster shape alone
   static const cudaError_t raised =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   CUDA_CHECK(raised);
@@ -1237,10 +1252,12 @@ Status launch_config(const RowMajorGemm& g, int k_tiles, cudaLaunchAttribute& cl
     plan = stream_k::with_tail(units, resident, k_tiles);
     if (plan.has_tail()) {
       config.gridDim = dim3(resident * ClusterM);
+      config.numAttrs = 2;
       return Status::ok();
     }
   }
   config.gridDim = dim3(grid_size(units, resident, ClusterM));
+  config.numAttrs = 2;
   plan = stream_k::rounds_only(units, static_cast<int>(config.gridDim.x) / ClusterM, k_tiles);
   return Status::ok();
 }
@@ -1255,11 +1272,11 @@ template <class E, bool TransA, bool TransB, int ClusterM, int Promote = 0, int 
 Status launch(const RowMajorGemm& g, Stream stream, const CUtensorMap& map_a, const CUtensorMap& map_b,
               const CUtensorMap& map_c, const Epilogue& e, const KSchedule& schedule,
               const LoadedOperands& loads = {}, const StreamKWorkspace* tail = nullptr) {
-  cudaLaunchAttribute cluster;
+  LaunchAttributes attributes;
   cudaLaunchConfig_t config;
   StreamKArgs sk;
   GEMMLAB_TRY((launch_config<E, TransA, TransB, ClusterM, Promote, Loads, StreamK>(
-      g, schedule.k_tiles * schedule.segments, cluster, config, sk.schedule)));
+      g, schedule.k_tiles * schedule.segments, attributes, config, sk.schedule)));
   if constexpr (StreamK) {
     if (!sk.schedule.has_tail())  // whole rounds: the plain kernel
       return launch<E, TransA, TransB, ClusterM, Promote, Loads, false>(g, stream, map_a, map_b, map_c, e, schedule,
@@ -1458,19 +1475,28 @@ Plan make_plan(const RowMajorGemm& g, bool split, const Options& options) {
   return plan;
 }
 
-// Enqueues the copy of one operand into `dst` and points the problem at it.
+// The storage type of a padded copy: 16-bit elements move as raw halves.
 template <class E>
-Status copy_operand(const OperandPlan& o, const TmaMatrix& view, bool k_major, std::int64_t rows, std::int64_t k,
-                    const void*& data, std::int64_t& ld, bool& trans, bool k_major_trans, unsigned char* dst,
-                    Stream stream) {
-  if (o.copy == Copy::Padded) {
-    const std::int64_t pitch = tma_pitch<E>(static_cast<std::int64_t>(view.cols));
-    GEMMLAB_TRY(staging::repitch_rows(data, ld, dst, pitch, static_cast<int>(view.rows), static_cast<int>(view.cols),
-                                      E::kBytes, stream));
-    data = dst;
-    ld = pitch;
-    return Status::ok();
-  }
+using StorageOf = std::conditional_t<E::kBytes == 2, std::uint16_t, float>;
+
+// A padded copy of one operand into `dst` (launched by stage_operands, with the other
+// operand's in the same grid), and the problem pointed at it.
+template <class E>
+staging::RepitchJob<StorageOf<E>> padded_copy(const TmaMatrix& view, const void*& data, std::int64_t& ld,
+                                               unsigned char* dst) {
+  using T = StorageOf<E>;
+  const std::int64_t pitch = tma_pitch<E>(static_cast<std::int64_t>(view.cols));
+  const staging::RepitchJob<T> job{static_cast<const T*>(data), ld, reinterpret_cast<T*>(dst), pitch,
+                                   static_cast<int>(view.rows), static_cast<int>(view.cols)};
+  data = dst;
+  ld = pitch;
+  return job;
+}
+
+// Enqueues the K-major (or split) copy of one operand into `dst` and points the problem at it.
+template <class E>
+Status k_major_copy(const OperandPlan& o, bool k_major, std::int64_t rows, std::int64_t k, const void*& data,
+                    std::int64_t& ld, bool& trans, bool k_major_trans, unsigned char* dst, Stream stream) {
   if constexpr (E::kTma == TmaElement::F32) {
     GEMMLAB_TRY(staging::stage_k_major(static_cast<const float*>(data), ld, k_major, static_cast<int>(rows),
                                        static_cast<int>(k), o.copy == Copy::Split, o.layout,
@@ -1541,12 +1567,17 @@ Status stage_operands(RowMajorGemm& g, const Plan& plan, const Workspace& w, Str
     return {StatusCode::InternalError, "wgmma: run() before prepare() sized the workspace for this problem"};
   auto* base = static_cast<unsigned char*>(w.memory.data());
   const std::int64_t k = g.k;
-  const auto copied = [](const OperandPlan& o) { return o.copy != Copy::None && o.copy != Copy::Loaded; };
-  if (copied(plan.a))
-    GEMMLAB_TRY(copy_operand<E>(plan.a, tma_a<E>(g), !g.trans_a, g.m, k, g.a, g.lda, g.trans_a, false, base, stream));
-  if (copied(plan.b))
-    GEMMLAB_TRY(copy_operand<E>(plan.b, tma_b<E>(g), g.trans_b, g.n, k, g.b, g.ldb, g.trans_b, true,
-                                base + plan.a.bytes, stream));
+  const auto k_major = [](const OperandPlan& o) { return o.copy == Copy::KMajor || o.copy == Copy::Split; };
+  if (k_major(plan.a))
+    GEMMLAB_TRY(k_major_copy<E>(plan.a, !g.trans_a, g.m, k, g.a, g.lda, g.trans_a, false, base, stream));
+  if (k_major(plan.b))
+    GEMMLAB_TRY(k_major_copy<E>(plan.b, g.trans_b, g.n, k, g.b, g.ldb, g.trans_b, true, base + plan.a.bytes, stream));
+  // Padded copies: both operands in one grid (repitch_kernel).
+  staging::RepitchJob<StorageOf<E>> jobs[2] = {};
+  int n = 0;
+  if (plan.a.copy == Copy::Padded) jobs[n++] = padded_copy<E>(tma_a<E>(g), g.a, g.lda, base);
+  if (plan.b.copy == Copy::Padded) jobs[n++] = padded_copy<E>(tma_b<E>(g), g.b, g.ldb, base + plan.a.bytes);
+  if (n > 0) GEMMLAB_TRY(staging::repitch_rows(jobs[0], jobs[1], stream));
   return Status::ok();
 }
 
@@ -1641,11 +1672,11 @@ Status kernel_info(const GemmProblem& p, KernelInfo& out, const char* name) {
   // a leftover round, the plain one otherwise.
   const auto describe = [&](auto instance, bool trans_a, bool trans_b) -> Status {
     using I = decltype(instance);
-    cudaLaunchAttribute cluster;
+    LaunchAttributes attributes;
     cudaLaunchConfig_t config;
     stream_k::Schedule schedule;
     GEMMLAB_TRY((launch_config<E, I::kTransA, I::kTransB, I::kClusterM, I::kPromote, I::kLoads, I::kStreamK>(
-        g, k_tiles, cluster, config, schedule)));
+        g, k_tiles, attributes, config, schedule)));
     const bool tail = I::kStreamK && schedule.has_tail();
     const auto kernel = tail ? wgmma_ws_kernel<E, I::kTransA, I::kTransB, I::kClusterM, I::kPromote, I::kLoads, I::kStreamK>
                              : wgmma_ws_kernel<E, I::kTransA, I::kTransB, I::kClusterM, I::kPromote, I::kLoads, false>;
