@@ -175,14 +175,18 @@ TEST_P(CpuLadder, BlockBoundaries) {
 TEST_P(CpuLadder, ProblemsLargeEnoughForATeam) {
   testing::Seeds seeds;
   const Blocking b = blocking();
+  constexpr std::int64_t kTeamWork = std::int64_t{1} << 21;
+  // Two NC blocks: k deep enough for a team whatever the cache sizes made nc (with 1 MiB of
+  // L2 and the portable kernel, 160 was too shallow).
+  const std::int64_t two_nc_m = 2 * b.mr + 1, two_nc_n = b.nc + b.nr + 1;
   const std::vector<Dims> shapes = {
       {1, 4099, 2 * b.kc + 7},          // one row of C
       {1001, 37, 2 * b.kc + 61},        // three KC blocks, rows split
-      {2 * b.mr + 1, b.nc + b.nr + 1, 160},  // two NC blocks
+      {two_nc_m, two_nc_n, std::max<std::int64_t>(160, kTeamWork / (two_nc_m * two_nc_n) + 1)},  // two NC blocks
   };
   for (const Dims& d : shapes)
     for (const Op op : kOps) {
-      ASSERT_GT(d.m * d.n * d.k, std::int64_t{1} << 21);
+      ASSERT_GT(d.m * d.n * d.k, kTeamWork);
       const ProblemSpec spec{.m = d.m, .n = d.n, .k = d.k, .op_a = op, .op_b = op,
                              .layout = Layout::RowMajor, .ld_padding = 1, .alpha = -1.5,
                              .beta = 0.0, .seed = seeds.next(), .nan_c = true};

@@ -207,7 +207,7 @@ using Tile256x128fa = PipelinedConfig<WarpTileConfig<256, 128, 16, 64, 64, 3, 1>
 using Tile256x128k8fa = PipelinedConfig<WarpTileConfig<256, 128, 8, 64, 64, 3, 1>, Schedule::FragmentsAhead>;
 using Tile128x128k8fa = PipelinedConfig<WarpTileConfig<128, 128, 8, 64, 64, 4, 2>, Schedule::FragmentsAhead>;
 // The table's two choices with each k step's FFMAs row by row (OuterProduct::Rows, the order
-// before session 9), to time against the 2 x 2 blocks every configuration above uses:
+// before session 9), to time against the serpentine order every configuration above uses:
 using Tile256x128faRows =
     PipelinedConfig<WarpTileConfig<256, 128, 16, 64, 64, 3, 1, OuterProduct::Rows>, Schedule::FragmentsAhead>;
 using Tile128x128k8Rows =

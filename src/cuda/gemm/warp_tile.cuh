@@ -19,16 +19,18 @@ namespace gemmlab::cuda {
 // cache per operand slot serves a source the previous FFMA marked `.reuse`. An FFMA whose
 // sources all come from the file needs a second cycle. ptxas schedules FFMAs itself (in
 // sweeps of at most 8 that share one operand), but the source order decides how often a
-// sweep starts with nothing cached: Rows (a row of C after another) left 420 extra read
-// cycles per 2048 FFMAs in the 256 x 128 NN kernel's loop, Blocks2x2 (pairs of b outermost,
-// pairs of a swept against them, each 2 x 2 block in a cycle) 282 (SASS read offline,
-// results/h100/tuning.md, session 9).
-enum class OuterProduct { Rows, Blocks2x2 };
+// sweep starts with nothing cached. Extra read cycles per 2048 FFMAs in the 256 x 128 NN
+// loop (scripts/ffma-banks.py on the SASS, results/h100/tuning.md, session 9):
+//  - Rows: a row of C after another: 420;
+//  - Serpentine: 2 x 2 blocks (a0b0 a1b0 a1b1 a0b1), pairs of b outermost, the pairs of a
+//    swept down and up in turn, so that each block starts with an operand of the last: 209
+//    (222 TN, 225 NT). The same blocks always swept down measured +2-4 % over Rows (282).
+enum class OuterProduct { Rows, Serpentine };
 
 // MinBlocks_: resident blocks per SM asked of the compiler (__launch_bounds__), which caps
 // registers at 65536 / (MinBlocks_ * threads).
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int Stages_ = 1, int MinBlocks_ = 1,
-          OuterProduct Order_ = OuterProduct::Blocks2x2>
+          OuterProduct Order_ = OuterProduct::Serpentine>
 struct WarpTileConfig {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, kStages = Stages_;
   static constexpr int kMinBlocks = MinBlocks_;
@@ -106,7 +108,8 @@ struct WarpTileMma {
 #pragma unroll
       for (int j = 0; j < Cfg::TN; j += 2)
 #pragma unroll
-        for (int i = 0; i < Cfg::TM; i += 2) {
+        for (int step = 0; step < Cfg::TM; step += 2) {
+          const int i = (j / 2) % 2 == 0 ? step : Cfg::TM - 2 - step;  // down, then up
           acc[i][j] = fmaf(f.a[i], f.b[j], acc[i][j]);
           acc[i + 1][j] = fmaf(f.a[i + 1], f.b[j], acc[i + 1][j]);
           acc[i + 1][j + 1] = fmaf(f.a[i + 1], f.b[j + 1], acc[i + 1][j + 1]);
