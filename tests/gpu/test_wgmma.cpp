@@ -276,16 +276,17 @@ TEST(Wgmma, OperandsTmaCannotAddressArePadded) {
 
 // The forms of the warp-specialised kernel (wgmma_ws.cuh Options), each forced in turn:
 // clusters of two blocks sharing B by multicast, or single blocks; C through shared memory
-// and TMA (warp-stored where TMA cannot address C), warp-stored, or from registers
-// (for tf32 also C^T). Ragged tiles (an odd number of tile rows leaves one block of the last
-// cluster without rows), alpha/beta, C that TMA cannot address (pad 3).
+// and TMA (warp-stored where TMA cannot address C), warp-stored, from registers (for tf32
+// also C^T), or bulk-copied where TMA cannot address C and beta = 0. Ragged tiles (an odd
+// number of tile rows leaves one block of the last cluster without rows), alpha/beta, C that
+// TMA cannot address (pads 1, 2, 3: row pitches of 4n + 1, 2, 3 floats).
 TEST(Wgmma, EveryKernelForm) {
   REQUIRE_HOPPER();
   const std::vector<Variant> rungs = {cuda::wgmma_ws_variant(DType::BF16), cuda::wgmma_ws_tf32_variant(),
                                       cuda::wgmma_3xtf32_variant()};
   std::uint64_t seed = fresh_seed();
   for (const char* cluster : {"1", "2"})
-    for (const char* epilogue : {"registers", "tma", "warps"}) {
+    for (const char* epilogue : {"registers", "tma", "warps", "bulk"}) {
       ASSERT_EQ(setenv("GEMMLAB_WGMMA_CLUSTER", cluster, 1), 0);
       ASSERT_EQ(setenv("GEMMLAB_WGMMA_EPILOGUE", epilogue, 1), 0);
       SCOPED_TRACE(fmt::format("cluster {} epilogue {}", cluster, epilogue));
@@ -304,6 +305,13 @@ TEST(Wgmma, EveryKernelForm) {
         // and every tile of the 20-column C).
         check_case(v, {2100, 2070, 40, Op::N, Op::N, Layout::RowMajor, 1.0, 0.5, 1}, seed++);
         check_case(v, {20000, 20, 8, Op::N, Op::T, Layout::RowMajor, 1.0, 0.5, 1}, seed++);
+        // beta = 0 and a C that TMA cannot address (bulk-copied): rows of every misalignment,
+        // the last 64 columns of a tile straddling C's edge, tile rows that end inside a
+        // warp's 8 or 16 rows, a column-major C, several tiles per block.
+        check_case(v, {257, 300, 64, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 1}, seed++);
+        check_case(v, {200, 600, 72, Op::T, Op::T, Layout::RowMajor, -1.0, 0.0, 2}, seed++);
+        check_case(v, {640, 300, 200, Op::N, Op::T, Layout::ColMajor, 0.5, 0.0, 3}, seed++);
+        check_case(v, {2100, 2070, 40, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 3}, seed++);
       }
     }
   unsetenv("GEMMLAB_WGMMA_CLUSTER");
@@ -333,6 +341,18 @@ TEST(Wgmma, FormIsNamedAndBadKnobsRefused) {
   ASSERT_EQ(setenv("GEMMLAB_WGMMA_EPILOGUE", "registers", 1), 0);
   ASSERT_TRUE(v.kernel_info(p, info).is_ok());
   EXPECT_NE(info.name.find("no clusters, epilogue from registers"), std::string::npos) << info.name;
+  // bulk: where TMA cannot address C and beta = 0; warp-stored for beta != 0; TMA where it can.
+  ASSERT_EQ(setenv("GEMMLAB_WGMMA_EPILOGUE", "bulk", 1), 0);
+  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
+  EXPECT_NE(info.name.find("no clusters, bulk-copied epilogue"), std::string::npos) << info.name;
+  p.beta = 1.0;
+  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
+  EXPECT_NE(info.name.find("no clusters, warp-stored epilogue"), std::string::npos) << info.name;
+  p.beta = 0.0;
+  p.c = shaped(100, 512, Layout::RowMajor, DType::F32, 0);
+  p.c.data = buffer.p;
+  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
+  EXPECT_NE(info.name.find("no clusters, TMA-store epilogue"), std::string::npos) << info.name;
   unsetenv("GEMMLAB_WGMMA_EPILOGUE");
 
   // Every knob refuses a value it does not know, naming itself.
@@ -346,6 +366,11 @@ TEST(Wgmma, FormIsNamedAndBadKnobsRefused) {
     EXPECT_NE(s.message().find(knob), std::string::npos) << s.describe();
     unsetenv(knob);
   }
+  // The refusal lists the values there are.
+  ASSERT_EQ(setenv("GEMMLAB_WGMMA_EPILOGUE", "smem", 1), 0);
+  EXPECT_NE(v.can_implement(p).message().find("tma, warps, registers or bulk"), std::string::npos)
+      << v.can_implement(p).describe();
+  unsetenv("GEMMLAB_WGMMA_EPILOGUE");
 }
 
 // GEMMLAB_WGMMA_TAIL=stream_k: units left over after the whole rounds are cut by K over all

@@ -190,7 +190,7 @@ Status run(const GemmProblem& p, Stream stream) {
   GEMMLAB_TRY(encode_tensor_map(wgmma_ws::tma_b<Element>(g), "B", map_b));
   const wgmma_ws::Epilogue e{static_cast<float*>(g.c), g.ldc, static_cast<int>(g.m), static_cast<int>(g.n),
                              static_cast<float>(g.alpha), static_cast<float>(g.beta), /*tma_store=*/false,
-                             /*c_transposed=*/false, /*warp_store=*/false};
+                             /*c_transposed=*/false, /*warp_store=*/false, /*bulk_store=*/false};
   const int grid = ceil_div(g.m, Cfg::BM) * ceil_div(g.n, Cfg::BN);
   return dispatch_trans(g.trans_a, g.trans_b, [&](auto ta, auto tb) {
     return launch<decltype(ta)::value, decltype(tb)::value>(grid, stream, map_a, map_b, e, static_cast<int>(g.k));

@@ -59,7 +59,9 @@
 #include "cuda/arch/cluster.cuh"
 #include "cuda/arch/cp_async.cuh"
 #include "cuda/arch/grid_sync.cuh"
+#include "cuda/arch/smem.cuh"
 #include "cuda/arch/wgmma.cuh"
+#include "cuda/gemm/bulk_rows.hpp"
 #include "cuda/gemm/common.cuh"
 #include "cuda/gemm/operand_staging.cuh"
 #include "cuda/gemm/kernel_info.hpp"
@@ -164,7 +166,8 @@ struct Epilogue {
   bool tma_store;     // C through shared memory and TMA (needs a TMA-addressable C)
   bool c_transposed;  // the kernel computes C^T: its (row, col) is C's (col, row)
   bool warp_store;    // C through shared memory and stores by the consumers' warps (any C)
-  // (neither: C from registers)
+  bool bulk_store;    // C through shared memory and bulk copies by the consumers' warps (any C, beta = 0)
+  // (none: C from registers)
 };
 
 // The K loop: `segments` passes of `k_tiles` tiles each. One pass is the plain product.
@@ -361,6 +364,21 @@ __device__ __forceinline__ void stage_chunk(const float (&r)[128], const Epilogu
   }
 }
 
+// Chunk q (Cols columns from `col`) from registers, predicated element by element: for a
+// chunk that straddles C's last column, where a TMA store or bulk copy would write past it.
+template <bool PermutedRows, int Cols>
+__device__ __forceinline__ void store_chunk_from_registers(const float (&r)[128], const Epilogue& e, int q, int row0,
+                                                           int col) {
+  const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
+#pragma unroll
+  for (int jj = 0; jj < Cols / 8; ++jj) {
+    const int j = q * (Cols / 8) + jj;
+    const int c = col + 8 * jj + 2 * (lane % 4);
+    store_pair(e, row0 + accumulator_row<PermutedRows>(warp, lane, 0), c, r[4 * j], r[4 * j + 1]);
+    store_pair(e, row0 + accumulator_row<PermutedRows>(warp, lane, 1), c, r[4 * j + 2], r[4 * j + 3]);
+  }
+}
+
 // The TMA-store epilogue of one consumer warpgroup: its 64 x 256 tile of C goes out 32
 // columns at a time. The warpgroup stages a chunk (stage_chunk), and one thread stores it
 // with TMA, which clips what lies below C, while the warpgroup fills the other buffer. The
@@ -370,7 +388,6 @@ template <bool PermutedRows>
 __device__ __forceinline__ void store_tile_tma(const float (&r)[128], const Epilogue& e, const CUtensorMap* map_c,
                                                unsigned char* buffers, int row0, int col0, int warpgroup) {
   if (row0 >= e.m) return;  // the whole warpgroup's rows lie below C
-  const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
   const bool issuer = threadIdx.x % kWarpgroup == 0;
   const int barrier = 1 + warpgroup;  // named barrier 0 is __syncthreads
 #pragma unroll
@@ -381,15 +398,7 @@ __device__ __forceinline__ void store_tile_tma(const float (&r)[128], const Epil
       // past column n where n is not a multiple of 4 (the GPU tests caught it on an H100;
       // rows are clipped exactly). (No `break`: with one, ptxas put the accumulators on
       // the stack.)
-      if (col < e.n) {
-#pragma unroll
-        for (int jj = 0; jj < kEpilogueCols / 8; ++jj) {
-          const int j = q * (kEpilogueCols / 8) + jj;
-          const int c = col + 8 * jj + 2 * (lane % 4);
-          store_pair(e, row0 + accumulator_row<PermutedRows>(warp, lane, 0), c, r[4 * j], r[4 * j + 1]);
-          store_pair(e, row0 + accumulator_row<PermutedRows>(warp, lane, 1), c, r[4 * j + 2], r[4 * j + 3]);
-        }
-      }
+      if (col < e.n) store_chunk_from_registers<PermutedRows, kEpilogueCols>(r, e, q, row0, col);
       continue;
     }
     unsigned char* buffer = free_epilogue_buffer(buffers, q, issuer, barrier);
@@ -439,6 +448,115 @@ __device__ __forceinline__ void store_tile_warps(const float (&r)[128], const Ep
   }
   // The next tile may start in either buffer: every warp is done reading.
   arch::named_barrier_sync(barrier, kWarpgroup);
+}
+
+// The bulk-copied epilogue (GEMMLAB_WGMMA_EPILOGUE=bulk), for a C that TMA cannot address,
+// with beta = 0 (form_of: the copies cannot add beta * C). store_tile_warps' global stores
+// hold the consumers up while the next tile's operands wait (bf16 4095^3: about 15 us over
+// the TMA epilogue, session 8); here, as with TMA, the copy engine writes C while the warps
+// move on. Each warp stages only its own 16 accumulator rows (wgmma's order), 8 rows by 64
+// columns at a time, in its own slice of the warpgroup's buffers, so it meets no other warp:
+// __syncwarp only. The slice holds each row's 16-byte aligned interior contiguous
+// (bulk_rows.hpp): lane 0 copies it with one cp.async.bulk per row, and each lane stores one
+// of the rows' edge floats itself. A 64-column chunk that straddles C's last column goes out
+// from registers (store_tile_tma).
+__device__ __forceinline__ void store_tile_bulk(const float (&r)[128], const Epilogue& e, unsigned char* buffers,
+                                                int row0, int col0) {
+  namespace rows = bulk_rows;
+  constexpr int kHalves = 2;  // of a warp's 16 accumulator rows: lane/4 + 8h
+  constexpr int kGroups = rows::kCols / 8;  // accumulator groups of 8 columns per chunk
+  static_assert(kEpilogueRows == 4 * kHalves * rows::kRows && kBN % rows::kCols == 0 &&
+                    kEpilogueBufferBytes == 4 * rows::kSliceFloats * static_cast<int>(sizeof(float)) &&
+                    kEpilogueBuffers == kHalves,
+                "a warp's slice of each buffer holds one half of its rows by one chunk; the halves alternate");
+  const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
+  // Warp-uniform to the compiler (a warp reduction lands in a uniform register): what lane 0
+  // derives from these for the copies stays in uniform registers, where cp.async.bulk takes
+  // its operands, with no loop over the active lanes around each copy.
+  const int warp_row0 = __reduce_min_sync(0xffffffffu, row0 + warp * kHalves * rows::kRows);  // of C
+  col0 = __reduce_min_sync(0xffffffffu, col0);
+  const unsigned slice0 = __reduce_min_sync(
+      0xffffffffu, arch::smem_address(buffers) + static_cast<unsigned>(warp * rows::kSliceFloats * sizeof(float)));
+  if (warp_row0 >= e.m) return;  // all the warp's rows lie below C
+  const bool issuer = lane == 0;  // bulk groups belong to the thread that commits them
+  const unsigned long long pitch = static_cast<unsigned long long>(e.ldc) * sizeof(float);
+  // The byte address of row i's (of the warp's 16) first column in chunk 0 (chunk q:
+  // 256 q bytes on), and how many floats past 16 bytes it lies, the same in every chunk.
+  const std::uintptr_t start0 = reinterpret_cast<std::uintptr_t>(e.c + col0) + warp_row0 * pitch;
+  const auto misalignment = [&](int i) { return static_cast<int>((start0 + i * pitch) / sizeof(float) % rows::kAlign); };
+  // Per half h, this thread's row lane/4 of the slice: the staging addresses of its columns
+  // 8jj + 2(lane%4) + i (in buffer 0), at row_at[h] + 4 (8jj + i) where interior for every s,
+  // else chosen here once per tile; and where its edge float lane%4 goes (chunk 0).
+  const int r_slice = lane / 4;
+  unsigned row_at[kHalves], edge_group_at[kHalves][2][2];  // [h][first or last group][i]
+  float* edge_dst[kHalves];
+  bool inside[kHalves];  // the row lies inside C
+#pragma unroll
+  for (int h = 0; h < kHalves; ++h) {
+    const int i_row = accumulator_row<false>(warp, lane, h) - warp * kHalves * rows::kRows;  // of 16
+    const int s = misalignment(i_row);
+    row_at[h] = slice0 + 4 * (rows::interior_start(r_slice) - rows::head(s) + 2 * (lane % 4));
+#pragma unroll
+    for (int last = 0; last < 2; ++last)
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+        edge_group_at[h][last][i] =
+            slice0 + 4 * rows::slot(r_slice, s, (last ? rows::kCols - 8 : 0) + 2 * (lane % 4) + i);
+    edge_dst[h] = e.c + col0 + (warp_row0 + i_row) * static_cast<long long>(e.ldc) - s +
+                  rows::edge_offset(s, lane % rows::kAlign) / static_cast<int>(sizeof(float));
+    inside[h] = warp_row0 + i_row < e.m;
+  }
+#pragma unroll
+  for (int q = 0; q < kBN / rows::kCols; ++q) {
+    const int col = col0 + q * rows::kCols;
+    if (!rows::staged(col, e.n)) {  // (no `break`: store_tile_tma)
+      if (col < e.n) store_chunk_from_registers<false, rows::kCols>(r, e, q, row0, col);
+      continue;
+    }
+#pragma unroll
+    for (int h = 0; h < kHalves; ++h) {
+      const unsigned buffer = h * kEpilogueBufferBytes;  // from buffer 0
+      // The copies that last read this buffer are done reading it: within a tile, all but the
+      // other half's; at its first chunk, all (the last tile may have ended on either half;
+      // its copies were issued a whole K loop ago).
+      if (issuer) {
+        if (q == 0 && h == 0) ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>{});
+        else ptx::cp_async_bulk_wait_group_read(ptx::n32_t<kEpilogueBuffers - 1>{});
+      }
+      __syncwarp();
+#pragma unroll
+      for (int jj = 0; jj < kGroups; ++jj) {
+        const int j = q * kGroups + jj;
+        const bool interior = 8 * jj >= rows::kAlwaysInteriorBegin && 8 * jj + 8 <= rows::kAlwaysInteriorEnd;
+#pragma unroll
+        for (int i = 0; i < 2; ++i)
+          arch::st_shared_f32(buffer + (interior ? row_at[h] + 4 * (8 * jj + i) : edge_group_at[h][jj != 0][i]),
+                              e.alpha * r[4 * j + 2 * h + i]);
+      }
+      ptx::fence_proxy_async(ptx::space_shared);  // the writes, visible to the copy engine
+      __syncwarp();
+      if (issuer) {
+        const int first = h * rows::kRows;  // of the warp's 16
+        // Row first + i's interior starts at the first 16-byte boundary past its segment.
+        std::uintptr_t past = start0 + first * pitch + q * rows::kCols * sizeof(float) + 16;
+        const auto copy_rows = [&](int rows_inside) {
+#pragma unroll
+          for (int i = 0; i < rows::kRows; ++i, past += pitch)
+            if (i < rows_inside)
+              ptx::cp_async_bulk(ptx::space_global, ptx::space_shared,
+                                 reinterpret_cast<void*>(rows::aligned_below(past)),
+                                 __cvta_shared_to_generic(slice0 + buffer + 4 * rows::interior_start(i)),
+                                 rows::kInteriorBytes);
+        };
+        // All rows inside C (all but the last tile row): no test per copy.
+        if (warp_row0 + first + rows::kRows <= e.m) copy_rows(rows::kRows);
+        else copy_rows(e.m - warp_row0 - first);
+        ptx::cp_async_bulk_commit_group();
+      }
+      const float edge = arch::ld_shared_f32(slice0 + buffer + 4 * (rows::kEdgeBase + lane));
+      if (inside[h]) edge_dst[h][q * rows::kCols] = edge;
+    }
+  }
 }
 
 // The same for a kernel that computes C^T (e.c_transposed, A from registers: rows permuted):
@@ -792,8 +910,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   // tf32 A stored k x m: read into registers (load_a_fragments).
   constexpr bool kRegisterA = TransA && !E::kMnMajor;
   static_assert(!kRegisterA || (!Promote && Loads == 0 && !StreamK), "A from registers: one plain K pass");
-  // The warp-stored epilogue (e.warp_store, form_of): in the instantiations where it fits in
-  // registers (with A fragments or promoted sums it spilled 200-1300 bytes).
+  // The warp-stored and bulk-copied epilogues (e.warp_store, e.bulk_store, form_of): in the
+  // instantiations where they fit in registers (with A fragments or promoted sums the
+  // warp-stored one spilled 200-1300 bytes).
   constexpr bool kWarpStore = !kRegisterA && !Promote && Loads == 0 && !StreamK;
   extern __shared__ unsigned char smem_raw[];
   // The swizzle pattern is a function of the address: every stage starts on an atom. (The
@@ -962,11 +1081,16 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int wg_row0 = tm * kBM + warpgroup * kEpilogueRows;
       const auto store = [&](const float (&r)[128]) {
         unsigned char* buffers = epilogue_buffers + warpgroup * kEpilogueBuffers * kEpilogueBufferBytes;
-        if constexpr (kWarpStore)
+        if constexpr (kWarpStore) {
+          if (e.bulk_store) {
+            store_tile_bulk(r, e, buffers, wg_row0, tn * kBN);
+            return;
+          }
           if (e.warp_store) {
             store_tile_warps<kRegisterA>(r, e, buffers, wg_row0, tn * kBN, warpgroup);
             return;
           }
+        }
         if (e.tma_store) {
           if constexpr (kRegisterA)
             if (e.c_transposed) {
@@ -1043,8 +1167,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         finish(acc);
       }
     }
-    // Shared memory must outlive the TMA stores that read it.
-    if (e.tma_store && threadIdx.x % kWarpgroup == 0) ptx::cp_async_bulk_wait_group(ptx::n32_t<0>{});
+    // Shared memory must outlive the TMA stores and bulk copies that read it (issued by
+    // thread 0 of each warpgroup, or lane 0 of each warp).
+    if ((e.tma_store || e.bulk_store) && lane == 0) ptx::cp_async_bulk_wait_group(ptx::n32_t<0>{});
   }
   // A block leaves only when its peers no longer copy into it or arrive on its barriers.
   if constexpr (ClusterM > 1) arch::cluster_sync();
@@ -1087,10 +1212,13 @@ inline TmaMatrix tma_c_transposed(const RowMajorGemm& g) {
 
 // Tuning knobs, read per call so that tests and probes can force each form:
 //   GEMMLAB_WGMMA_CLUSTER  = 2 | 1          blocks per cluster along M sharing B (default 2)
-//   GEMMLAB_WGMMA_EPILOGUE = tma | warps | registers  C through shared memory and TMA where
-//                                            TMA can address C, else warp-stored through shared
-//                                            memory where the kernel has it (default); warp-
-//                                            stored wherever it can; or stored from registers
+//   GEMMLAB_WGMMA_EPILOGUE = tma | warps | registers | bulk  C through shared memory and TMA
+//                                            where TMA can address C, else warp-stored through
+//                                            shared memory where the kernel has it (default);
+//                                            warp-stored wherever it can; stored from registers;
+//                                            or as the default, but with a C that TMA cannot
+//                                            address bulk-copied (store_tile_bulk) where
+//                                            beta = 0
 //   GEMMLAB_WGMMA_OPERANDS = copy | cp_async  a tf32 operand TMA cannot take as stored is
 //                                            copied before the kernel (default), or loaded
 //                                            by the producer warpgroup (single blocks)
@@ -1106,7 +1234,7 @@ inline TmaMatrix tma_c_transposed(const RowMajorGemm& g) {
 //                                            kernel computes C^T = B^T A^T) (default), or
 //                                            copied K-major before the kernel
 // Where a form cannot run (one row of tiles, a C that TMA cannot address) the next one runs.
-enum class EpilogueChoice { Tma, Warps, Registers };
+enum class EpilogueChoice { Tma, Warps, Registers, Bulk };
 struct Options {
   int cluster_m = 2;
   EpilogueChoice epilogue = EpilogueChoice::Tma;
@@ -1139,7 +1267,7 @@ inline Status read_options(Options& o) {
   o = Options{};
   int cluster, epilogue, operands, tail, promote, mn;
   GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_CLUSTER", {"2", "1"}, cluster));
-  GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_EPILOGUE", {"tma", "warps", "registers"}, epilogue));
+  GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_EPILOGUE", {"tma", "warps", "registers", "bulk"}, epilogue));
   GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_OPERANDS", {"copy", "cp_async"}, operands));
   GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_TAIL", {"rounds", "stream_k"}, tail));
   GEMMLAB_TRY(read_knob("GEMMLAB_3XTF32_PROMOTE", {"halves", "quarters"}, promote));
@@ -1169,6 +1297,7 @@ struct Form {
   int cluster_m;
   bool tma_epilogue;
   bool warp_epilogue;  // C warp-stored through shared memory (store_tile_warps)
+  bool bulk_epilogue;  // C bulk-copied from shared memory (store_tile_bulk)
   int loads;
   bool stream_k;  // the stream-K instantiation, which cuts a leftover round by K where there is one
   bool register_a;    // tf32 A stored k x m, read into registers
@@ -1188,10 +1317,13 @@ inline Form form_of(const RowMajorGemm& g, const Options& o, int loads, bool spl
   f.cluster_m = ceil_div(g.m, kBM) >= 2 && loads == 0 ? o.cluster_m : 1;
   f.stream_k = o.stream_k && !split && !register_a && (f.cluster_m == 2 || single_block_tail);
   const bool addressable = tma_requirements(c_transposed ? tma_c_transposed(g) : tma_c(g), "C").is_ok();
-  f.tma_epilogue = o.epilogue == EpilogueChoice::Tma && addressable;
-  // The warp-stored epilogue: C's rows (not C^T's), in the kernels that have it (kWarpStore).
-  f.warp_epilogue = !f.tma_epilogue && o.epilogue != EpilogueChoice::Registers && !register_a && !split &&
-                    loads == 0 && !f.stream_k && !c_transposed;
+  f.tma_epilogue = (o.epilogue == EpilogueChoice::Tma || o.epilogue == EpilogueChoice::Bulk) && addressable;
+  // The warp-stored and bulk-copied epilogues: C's rows (not C^T's), in the kernels that have
+  // them (kWarpStore); the bulk copies cannot add beta * C.
+  const bool staged = !f.tma_epilogue && o.epilogue != EpilogueChoice::Registers && !register_a && !split &&
+                      loads == 0 && !f.stream_k && !c_transposed;
+  f.bulk_epilogue = staged && o.epilogue == EpilogueChoice::Bulk && static_cast<float>(g.beta) == 0.0f;
+  f.warp_epilogue = staged && !f.bulk_epilogue;
   return f;
 }
 
@@ -1338,7 +1470,7 @@ Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule&
   if (form.tma_epilogue) GEMMLAB_TRY(encode_tensor_map(c_transposed ? tma_c_transposed(g) : tma_c(g), "C", map_c));
   Epilogue e{static_cast<float*>(g.c),       g.ldc, static_cast<int>(g.m), static_cast<int>(g.n),
              static_cast<float>(g.alpha), static_cast<float>(g.beta), form.tma_epilogue, c_transposed,
-             form.warp_epilogue};
+             form.warp_epilogue, form.bulk_epilogue};
   return dispatch_cluster(form.cluster_m, [&](auto cluster) -> Status {
     constexpr int kCluster = decltype(cluster)::value;
     if constexpr (E::kMnMajor) {
@@ -1645,7 +1777,10 @@ inline std::string describe_form(const Form& f, bool stream_k_tail, unsigned blo
             " loaded by cp.async, ";
   if (f.register_a) text += "A read M-major into registers, ";
   if (f.c_transposed) text += "computing C^T = B^T A^T, ";
-  text += f.tma_epilogue ? "TMA-store epilogue, " : f.warp_epilogue ? "warp-stored epilogue, " : "epilogue from registers, ";
+  text += f.tma_epilogue    ? "TMA-store epilogue, "
+          : f.bulk_epilogue ? "bulk-copied epilogue, "
+          : f.warp_epilogue ? "warp-stored epilogue, "
+                            : "epilogue from registers, ";
   if (stream_k_tail) text += "stream-K tail, ";
   return text + std::to_string(blocks) + " blocks)";
 }
