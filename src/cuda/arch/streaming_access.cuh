@@ -17,19 +17,6 @@ __device__ __forceinline__ uint4 ld_stream_16(const uint4* p) {
   return r;
 }
 
-// ld.global.cs: a streaming load (evict first from L1 and L2), for a source read once whose
-// destination is read next; one element of 2 or 4 bytes.
-__device__ __forceinline__ unsigned short ld_stream(const unsigned short* p) {
-  unsigned short r;
-  asm volatile("ld.global.cs.u16 %0, [%1];" : "=h"(r) : "l"(p));
-  return r;
-}
-__device__ __forceinline__ float ld_stream(const float* p) {
-  float r;
-  asm volatile("ld.global.cs.f32 %0, [%1];" : "=f"(r) : "l"(p));
-  return r;
-}
-
 // st.global.cs.v4.u32: a streaming store, evicted first from the caches.
 __device__ __forceinline__ void st_stream_16(uint4* p, uint4 v) {
   asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)

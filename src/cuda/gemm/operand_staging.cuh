@@ -4,8 +4,11 @@
 // memory padding): a source row of odd pitch is read element by element (a warp still
 // reads consecutive elements: coalesced) and written in 16-byte stores. Measured on an H100
 // for a 4095 x 4095 bf16 matrix: 31 us against cudaMemcpy2DAsync's 53 us in a bench run,
-// 22 us under Nsight Compute (3.0 TB/s of traffic; reading aligned words and shifting them
-// into place gained 1 us, so the copy stays this simple: results/h100/tuning.md).
+// 22 us under Nsight Compute with its cache flush (3.0 TB/s of traffic; reading aligned
+// words and shifting them into place gained 1 us, so the copy stays this simple:
+// results/h100/tuning.md). Both operands in one grid took 51 us where the L2 was left dirty
+// by the kernel before (Nsight Compute without cache control, session 9): part of that is
+// writing those lines back.
 //
 // K-major (stage_k_major): operands rewritten K-major for the tf32 tensor cores, which read
 // A and B only with K contiguous: op(X) (rows x k, either orientation, any ld) is copied through a padded
@@ -26,7 +29,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "cuda/arch/streaming_access.cuh"
 #include "cuda/gemm/common.cuh"
 #include "cuda/runtime/check.hpp"
 #include "gemmlab/variant.hpp"
@@ -105,8 +107,8 @@ struct RepitchJob {
 // dependent launch, PDL): the GEMM's blocks are launched while the last wave of the copy
 // runs, take SMs as they free up and wait in cudaGridDependencySynchronize() for the whole
 // copy to finish and be visible, so the launch latency hides behind the copy's tail.
-// The source is read once, with the streaming hint (__ldcs: evict first), so that in L2 it
-// makes way before the copy's output, which the GEMM reads next (arch::ld_stream).
+// (Reading the source with an evict-first hint, so that the copy's output outlives it in L2,
+// measured no faster: 53 against 51 us for both 4095^2 bf16 operands, session 9.)
 template <class T>
 __global__ void __launch_bounds__(kRepitchThreads) repitch_kernel(RepitchJob<T> a, RepitchJob<T> b) {
   cudaTriggerProgrammaticLaunchCompletion();
@@ -121,7 +123,7 @@ __global__ void __launch_bounds__(kRepitchThreads) repitch_kernel(RepitchJob<T> 
     for (int c = (blockIdx.x * blockDim.x + threadIdx.x) * kPerStore; c < cols; c += stride) {
       T v[kPerStore];
 #pragma unroll
-      for (int j = 0; j < kPerStore; ++j) v[j] = c + j < cols ? arch::ld_stream(s + c + j) : T{};  // the pitch's tail: zeros
+      for (int j = 0; j < kPerStore; ++j) v[j] = c + j < cols ? s[c + j] : T{};  // the pitch's tail: zeros
       uint4 chunk;
       memcpy(&chunk, v, sizeof chunk);
       *reinterpret_cast<uint4*>(d + c) = chunk;
