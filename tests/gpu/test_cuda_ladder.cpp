@@ -280,6 +280,44 @@ TEST(CudaLadder, EveryPipelinedConfiguration) {
                                   {300, 260, 68}, {301, 259, 67}, 4});
 }
 
+// NN problems at least kTransposeMinN (2048) columns wide go through A^T in a workspace
+// (10_pipelined.cu): ragged m and k, k = 1, a single row, rows that are not 16-byte aligned
+// (pad 1, which the copy aligns), beta = 0 over NaN and beta != 0, both layouts (column-major
+// storage swaps the operands, so N stays the wide side only where m and n are both wide).
+// Each run must say it took that path, and agree with the reference.
+TEST(CudaLadder, PipelinedTransposesAForWideNN) {
+  REQUIRE_CUDA(ex);
+  const std::vector<std::pair<bench::Shape, std::int64_t>> problems = {
+      {{301, 2049, 67}, 1}, {{1, 2048, 1}, 0}, {{130, 4099, 260}, 3}, {{2050, 2051, 33}, 1}};
+  for (Layout l : {Layout::RowMajor, Layout::ColMajor})
+    for (double beta : {0.0, 0.5})
+      for (const auto& [shape, pad] : problems) {
+        const std::string context =
+            fmt::format("{} {}x{}x{} pad {} beta {}", to_string(l), shape.m, shape.n, shape.k, pad, beta);
+        bench::Options o;
+        o.variants = {"pipelined"};
+        o.shapes = {shape};
+        o.layout = l;
+        o.ld_padding = pad;
+        o.alpha = -1.25;
+        o.beta = beta;
+        o.seed = fresh_seed();
+        o.time = false;
+        int transposed = 0;
+        o.inspect = [&](const GemmProblem& problem, const Variant& v, const bench::Record&) {
+          KernelInfo info;
+          ASSERT_TRUE(v.kernel_info(problem, info).is_ok()) << context;
+          transposed += info.name.find("A transposed") != std::string::npos ? 1 : 0;
+        };
+        std::vector<bench::Record> records;
+        ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
+        expect_all_pass(records, context);
+        // Row-major: n is the wide side. Column-major runs C^T = B^T A^T, whose n is m.
+        const bool wide = (l == Layout::RowMajor ? shape.n : shape.m) >= 2048;
+        EXPECT_EQ(transposed, wide ? 1 : 0) << context;
+      }
+}
+
 // src/cuda/gemm/11_mma_sync.cu's kChoices; 2-byte elements: pad 8 on a multiple of 8, so
 // every operand goes by cp.async; ragged against every tile on every side.
 TEST(CudaLadder, EveryMmaSyncConfiguration) {

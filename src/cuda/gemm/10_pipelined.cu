@@ -15,9 +15,11 @@
 #include "cuda/arch/cp_async.cuh"
 #include "cuda/gemm/common.cuh"
 #include "cuda/gemm/kernel_info.hpp"
+#include "cuda/gemm/operand_staging.cuh"
 #include "cuda/gemm/rungs.hpp"
 #include "cuda/gemm/tile_copy.cuh"
 #include "cuda/gemm/warp_tile.cuh"
+#include "cuda/runtime/buffer.hpp"
 #include "cuda/runtime/check.hpp"
 
 namespace gemmlab::cuda {
@@ -200,7 +202,10 @@ Status launch(const GemmArgs& g, bool trans_a, bool trans_b, cudaStream_t s) {
 //                                                     BM   BN  BK  WM  WN stages min blocks/SM
 using Tile256x128 = PipelinedConfig<WarpTileConfig<256, 128, 16, 64, 64, 3, 1>, Schedule::PerStage>;
 using Tile128x128k8 = PipelinedConfig<WarpTileConfig<128, 128, 8, 64, 64, 4, 2>, Schedule::PerStage>;
-using Tile128x64 = PipelinedConfig<WarpTileConfig<128, 64, 16, 64, 32, 3, 3>, Schedule::PerStage>;
+// (128 x 64 keeps the row order: at 3 blocks per SM, 85 registers, the serpentine order's
+// NT kernel spilled 100 bytes against 28.)
+using Tile128x64 =
+    PipelinedConfig<WarpTileConfig<128, 64, 16, 64, 32, 3, 3, OuterProduct::Rows>, Schedule::PerStage>;
 using Tile64x64 = PipelinedConfig<WarpTileConfig<64, 64, 16, 32, 32, 3, 4>, Schedule::PerStage>;
 // Fragments loaded a step ahead ("fa"):
 using Tile256x128fa = PipelinedConfig<WarpTileConfig<256, 128, 16, 64, 64, 3, 1>, Schedule::FragmentsAhead>;
@@ -247,16 +252,55 @@ constexpr std::array kTableStagedA = {TableEntry{"256x128fa", 0.9}, TableEntry{"
 constexpr std::array kTableAsyncA = {TableEntry{"128x128k8", 1.0}, TableEntry{"128x64", 1.0},
                                     TableEntry{"64x64", 0.0}};
 
+// NN (A's rows run along k) with n >= kTransposeMinN: A is transposed once into a
+// workspace by the seeds' tiled transpose (staging::stage_k_major), so that both operands
+// go by cp.async and the TN kernels run (48.4 against 45.6 TFLOP/s at 4096^3, same run,
+// results/h100/probes/session9/forms-c6cb0bd). The transpose moves 2 m k floats, about
+// 63 / n of the GEMM's time at these rates: 1.5 % at n = 4096, break-even near n = 1000.
+constexpr std::int64_t kTransposeMinN = 2048;
+
 const PipelinedChoice* find_choice(std::string_view name) {
   for (const PipelinedChoice& c : kChoices)
     if (name == c.name) return &c;
   return nullptr;
 }
 
-const PipelinedChoice& pick(const RowMajorGemm& g) {
+// A configuration forced for tuning runs that kernel on the problem as it is (no transpose).
+const PipelinedChoice* forced_choice() {
   // Read per call (a few hundred nanoseconds on the host) so tests can force each entry.
-  if (const char* env = std::getenv("GEMMLAB_PIPELINED_CONFIG"))
-    if (const PipelinedChoice* forced = find_choice(env)) return *forced;
+  const char* env = std::getenv("GEMMLAB_PIPELINED_CONFIG");
+  return env ? find_choice(env) : nullptr;
+}
+
+// Whether run() transposes A first (kTransposeMinN).
+bool transposes_a(const RowMajorGemm& g) {
+  return !g.trans_a && !g.trans_b && g.n >= kTransposeMinN && g.k > 0 && forced_choice() == nullptr;
+}
+
+// A^T (k x m, rows padded to 16 bytes) as the transpose writes it.
+staging::StagedLayout transposed_a_layout(const RowMajorGemm& g) {
+  constexpr int kPerRow = 16 / static_cast<int>(sizeof(float));
+  return {static_cast<int>((g.m + kPerRow - 1) / kPerRow * kPerRow), 1};
+}
+
+// The problem the kernel runs: g itself, or (transposes_a) TN on A^T in the workspace.
+RowMajorGemm kernel_problem(const RowMajorGemm& g, void* workspace) {
+  if (!transposes_a(g)) return g;
+  RowMajorGemm t = g;
+  t.a = workspace;
+  t.lda = transposed_a_layout(g).pitch();
+  t.trans_a = true;
+  return t;
+}
+
+// A^T's workspace: grown by prepare(), only read by run().
+DeviceMemory& transposed_a() {
+  static DeviceMemory memory;
+  return memory;
+}
+
+const PipelinedChoice& pick(const RowMajorGemm& g) {
+  if (const PipelinedChoice* forced = forced_choice()) return *forced;
   const auto choose = [&](const auto& table) -> const PipelinedChoice& {
     for (const TableEntry& e : table) {
       const PipelinedChoice& c = *find_choice(e.config);
@@ -271,11 +315,11 @@ const PipelinedChoice& pick(const RowMajorGemm& g) {
 // For explain: the kernel run() launches for this problem (configuration, transposition,
 // float4 or scalar loads) with its dynamic shared memory. Configurations by kChoices' names.
 template <class Cfg>
-Status describe_pipelined(const RowMajorGemm& rm, const char* config, KernelInfo& out) {
+Status describe_pipelined(const RowMajorGemm& rm, const char* config, bool transposed, KernelInfo& out) {
   const GemmArgs g = make_args(rm);
   const bool vec_ab = rows_16b_aligned(g.a, g.lda) && rows_16b_aligned(g.b, g.ldb);
   const std::string name = kernel_name("pipelined_kernel", rm.trans_a, rm.trans_b, std::string(config) + ", ") +
-                           (vec_ab ? " float4" : " scalar");
+                           (vec_ab ? " float4" : " scalar") + (transposed ? ", after A transposed into a workspace" : "");
   return dispatch_trans(rm.trans_a, rm.trans_b, [&](auto ta, auto tb) {
     constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
     constexpr int kBytes = PipelinedLayout<Cfg>::kSmemBytes;
@@ -285,22 +329,44 @@ Status describe_pipelined(const RowMajorGemm& rm, const char* config, KernelInfo
 }
 
 Status kernel_info(const GemmProblem& p, KernelInfo& out) {
-  const RowMajorGemm rm = canonicalize(p);
+  const RowMajorGemm g = canonicalize(p);
+  const bool t = transposes_a(g);
+  // (The workspace may not exist yet: any 16-byte aligned address describes the same kernel.)
+  const RowMajorGemm rm = kernel_problem(g, transposed_a().data());
   const std::string_view config = pick(rm).name;
-  if (config == "256x128") return describe_pipelined<Tile256x128>(rm, "256x128", out);
-  if (config == "128x128k8") return describe_pipelined<Tile128x128k8>(rm, "128x128k8", out);
-  if (config == "128x64") return describe_pipelined<Tile128x64>(rm, "128x64", out);
-  if (config == "64x64") return describe_pipelined<Tile64x64>(rm, "64x64", out);
-  if (config == "256x128fa") return describe_pipelined<Tile256x128fa>(rm, "256x128fa", out);
-  if (config == "256x128k8fa") return describe_pipelined<Tile256x128k8fa>(rm, "256x128k8fa", out);
-  if (config == "128x128k8fa") return describe_pipelined<Tile128x128k8fa>(rm, "128x128k8fa", out);
-  if (config == "256x128fa_rows") return describe_pipelined<Tile256x128faRows>(rm, "256x128fa_rows", out);
-  if (config == "128x128k8_rows") return describe_pipelined<Tile128x128k8Rows>(rm, "128x128k8_rows", out);
+  if (config == "256x128") return describe_pipelined<Tile256x128>(rm, "256x128", t, out);
+  if (config == "128x128k8") return describe_pipelined<Tile128x128k8>(rm, "128x128k8", t, out);
+  if (config == "128x64") return describe_pipelined<Tile128x64>(rm, "128x64", t, out);
+  if (config == "64x64") return describe_pipelined<Tile64x64>(rm, "64x64", t, out);
+  if (config == "256x128fa") return describe_pipelined<Tile256x128fa>(rm, "256x128fa", t, out);
+  if (config == "256x128k8fa") return describe_pipelined<Tile256x128k8fa>(rm, "256x128k8fa", t, out);
+  if (config == "128x128k8fa") return describe_pipelined<Tile128x128k8fa>(rm, "128x128k8fa", t, out);
+  if (config == "256x128fa_rows") return describe_pipelined<Tile256x128faRows>(rm, "256x128fa_rows", t, out);
+  if (config == "128x128k8_rows") return describe_pipelined<Tile128x128k8Rows>(rm, "128x128k8_rows", t, out);
   return {StatusCode::InternalError, "pipelined kernel_info: no kernel for configuration " + std::string(config)};
 }
 
+Status prepare(const GemmProblem& p) {
+  const RowMajorGemm g = canonicalize(p);
+  if (!transposes_a(g)) return Status::ok();
+  const std::size_t bytes = transposed_a_layout(g).bytes(static_cast<int>(g.k));
+  if (bytes <= transposed_a().bytes()) return Status::ok();
+  transposed_a() = DeviceMemory{};  // free the old block before taking the larger one
+  return DeviceMemory::allocate(bytes, transposed_a());
+}
+
 Status run(const GemmProblem& p, Stream stream) {
-  const RowMajorGemm rm = canonicalize(p);
+  const RowMajorGemm g = canonicalize(p);
+  const RowMajorGemm rm = kernel_problem(g, transposed_a().data());
+  if (rm.a != g.a) {
+    const staging::StagedLayout layout = transposed_a_layout(g);
+    if (transposed_a().bytes() < layout.bytes(static_cast<int>(g.k)))
+      return {StatusCode::InternalError, "pipelined: run() before prepare() sized the workspace for A^T"};
+    // Row kk of A^T is column kk of A: rows = k, "K" = m, read with A's k strided.
+    GEMMLAB_TRY(staging::stage_k_major(static_cast<const float*>(g.a), g.lda, /*k_contiguous=*/false,
+                                       static_cast<int>(g.k), static_cast<int>(g.m), /*split=*/false, layout,
+                                       transposed_a().as<float>(), stream));
+  }
   return pick(rm).launch(make_args(rm), rm.trans_a, rm.trans_b, static_cast<cudaStream_t>(stream));
 }
 
@@ -311,7 +377,7 @@ Variant pipelined_variant() {
   Variant v;
   v.name = "pipelined";
   v.backend = Backend::Cuda;
-  v.technique = "cp.async multi-stage pipeline, grouped block order, tiles chosen per shape";
+  v.technique = "cp.async multi-stage pipeline, grouped block order, tiles chosen per shape, A transposed for NN";
   v.config = {{{"BM", big.bm}, {"BN", big.bn}, {"BK", big.bk}, {"WM", big.wm}, {"WN", big.wn},
                {"stages", big.stages}, {"min_blocks", big.min_blocks}, {"threads", big.threads}}};
   v.can_implement = [](const GemmProblem& p) {
@@ -319,10 +385,11 @@ Variant pipelined_variant() {
       return Status{StatusCode::InvalidValue, "GEMMLAB_PIPELINED_CONFIG names no pipelined configuration"};
     return require_f32_simt(p, "pipelined");
   };
+  v.prepare = prepare;
   v.run = run;
   v.kernel_info = kernel_info;
   v.model = [](const GemmProblem& p) {
-    const RowMajorGemm rm = canonicalize(p);
+    const RowMajorGemm rm = kernel_problem(canonicalize(p), transposed_a().data());
     const PipelinedChoice& c = pick(rm);
     Traffic t = minimum_traffic(p);
     set_loads_per_fma(t, p, 1.0 / c.bn + 1.0 / c.bm);
