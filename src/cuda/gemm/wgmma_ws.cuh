@@ -325,9 +325,15 @@ __device__ __forceinline__ int accumulator_row(int warp, int lane, int h) {
 }
 
 // The staging buffer of chunk q, once the TMA store that last read it (kEpilogueBuffers
-// chunks ago) is done reading it: the issuing thread waits, the warpgroup meets it.
+// chunks ago) is done reading it: the issuing thread waits, the warpgroup meets it. At a
+// tile's first chunk every store must be done reading: the tile before may have ended on
+// either buffer (a chunk straddling C's last column goes from registers, not by TMA). That
+// wait is free: its stores were issued a whole K loop ago.
 __device__ __forceinline__ unsigned char* free_epilogue_buffer(unsigned char* buffers, int q, bool issuer, int barrier) {
-  if (issuer) ptx::cp_async_bulk_wait_group_read(ptx::n32_t<kEpilogueBuffers - 1>{});
+  if (issuer) {
+    if (q == 0) ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>{});
+    else ptx::cp_async_bulk_wait_group_read(ptx::n32_t<kEpilogueBuffers - 1>{});
+  }
   arch::named_barrier_sync(barrier, kWarpgroup);
   return buffers + (q % kEpilogueBuffers) * kEpilogueBufferBytes;
 }
