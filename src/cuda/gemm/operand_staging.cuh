@@ -131,7 +131,7 @@ __global__ void __launch_bounds__(kRepitchThreads) repitch_kernel(RepitchJob<T> 
   }
 }
 
-// Enqueues the copies of `a` and `b` (elements of `bytes` each, 2 or 4; b.rows may be 0).
+// Enqueues the copies of `a` and `b` in one grid (T: the 2- or 4-byte element; b.rows may be 0).
 template <class T>
 Status repitch_rows(const RepitchJob<T>& a, const RepitchJob<T>& b, Stream stream) {
   constexpr int kPerStore = 16 / sizeof(T);
