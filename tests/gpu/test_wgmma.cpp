@@ -274,43 +274,6 @@ TEST(Wgmma, OperandsTmaCannotAddressArePadded) {
   EXPECT_EQ(info.threads_per_block, 256);
 }
 
-// An A whose rows TMA cannot address, with more tile rows than the first round of the
-// persistent kernel multiplies: only that round's rows are copied before the kernel, and its
-// idle producer warps copy the others while it runs (RowCopy), each later tile waiting for
-// its rows. Run back to back (each run has its own epoch, the flags are never reset), in
-// both cluster sizes, against GEMMLAB_WGMMA_ROW_COPY=before (every row copied first);
-// explain names which rows the kernel copies.
-TEST(Wgmma, RowsOfACopiedBesideTheKernel) {
-  REQUIRE_HOPPER();
-  std::uint64_t seed = fresh_seed();
-  const Case nn{3000, 4000, 200, Op::N, Op::N, Layout::RowMajor, 1.0, 0.5, 1};
-  DeviceArray buffer(64 << 20);
-  for (const char* cluster : {"1", "2"})
-    for (const char* where : {"beside", "before"}) {
-      SCOPED_TRACE(fmt::format("cluster {}, rows {}", cluster, where));
-      ASSERT_EQ(setenv("GEMMLAB_WGMMA_CLUSTER", cluster, 1), 0);
-      ASSERT_EQ(setenv("GEMMLAB_WGMMA_ROW_COPY", where, 1), 0);
-      for (const Variant& v : {cuda::wgmma_ws_variant(DType::BF16), cuda::wgmma_ws_variant(DType::F16)}) {
-        GemmProblem p = problem_of(v, nn);
-        p.a.data = p.b.data = p.c.data = buffer.p;
-        KernelInfo info;
-        ASSERT_TRUE(v.kernel_info(p, info).is_ok());
-        EXPECT_NE(info.name.find("padded copy of A and B"), std::string::npos) << info.name;
-        const bool beside = info.name.find("by the kernel's idle producer warps") != std::string::npos;
-        EXPECT_EQ(beside, std::string(where) == "beside") << info.name;
-        check_case(v, nn, seed++);
-        check_case(v, nn, seed++);  // the next epoch
-        check_case(v, {3000, 4000, 200, Op::N, Op::T, Layout::RowMajor, -1.0, 0.0, 3}, seed++);
-        check_case(v, {2000, 3000, 100, Op::T, Op::T, Layout::ColMajor, 0.5, 1.0, 1}, seed++);  // A^T as C^T's B
-        check_case(v, {4095, 1100, 72, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 1}, seed++);   // a ragged last tile row
-        // An odd number of tile rows: the last cluster's second block has none.
-        check_case(v, {1100, 4000, 64, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 1}, seed++);
-      }
-    }
-  unsetenv("GEMMLAB_WGMMA_CLUSTER");
-  unsetenv("GEMMLAB_WGMMA_ROW_COPY");
-}
-
 // The forms of the warp-specialised kernel (wgmma_ws.cuh Options), each forced in turn:
 // clusters of two blocks sharing B by multicast, or single blocks; C through shared memory
 // and TMA (warp-stored where TMA cannot address C), warp-stored, from registers (for tf32
@@ -395,8 +358,7 @@ TEST(Wgmma, FormIsNamedAndBadKnobsRefused) {
   // Every knob refuses a value it does not know, naming itself.
   const std::pair<const char*, const char*> bad_knobs[] = {
       {"GEMMLAB_WGMMA_CLUSTER", "4"},    {"GEMMLAB_WGMMA_EPILOGUE", "smem"},   {"GEMMLAB_WGMMA_OPERANDS", "ldg"},
-      {"GEMMLAB_WGMMA_TAIL", "split_k"}, {"GEMMLAB_3XTF32_PROMOTE", "thirds"}, {"GEMMLAB_WGMMA_TF32_MN", "smem"},
-      {"GEMMLAB_WGMMA_ROW_COPY", "after"}};
+      {"GEMMLAB_WGMMA_TAIL", "split_k"}, {"GEMMLAB_3XTF32_PROMOTE", "thirds"}, {"GEMMLAB_WGMMA_TF32_MN", "smem"}};
   for (const auto& [knob, value] : bad_knobs) {
     ASSERT_EQ(setenv(knob, value, 1), 0);
     const Status s = v.can_implement(p);

@@ -40,11 +40,4 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-// cp.async.bulk.prefetch.L2.global [src], bytes (sm_90; PTX ISA 8.x, section 9.7.9.25.4):
-// the TMA unit brings `bytes` from `gmem_src` into L2, one instruction and no registers for
-// any length. Both 16-byte multiples (address aligned).
-__device__ __forceinline__ void prefetch_l2_bulk(const void* gmem_src, unsigned bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(gmem_src), "r"(bytes) : "memory");
-}
-
 }  // namespace gemmlab::cuda::arch

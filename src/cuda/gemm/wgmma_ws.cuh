@@ -46,7 +46,6 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
-#include <cuda/atomic>
 #include <cuda/ptx>
 
 #include <algorithm>
@@ -64,7 +63,6 @@
 #include "cuda/arch/wgmma.cuh"
 #include "cuda/gemm/bulk_rows.hpp"
 #include "cuda/gemm/common.cuh"
-#include "cuda/gemm/first_round.hpp"
 #include "cuda/gemm/operand_staging.cuh"
 #include "cuda/gemm/kernel_info.hpp"
 #include "cuda/gemm/stream_k.hpp"
@@ -905,140 +903,11 @@ __device__ __forceinline__ void add_partials(const float (&acc)[128], float (&to
 }
 
 
-// ---- A copied while the kernel runs --------------------------------------------------
-// A K-major A of 2-byte elements whose rows TMA cannot address (4095^3 bf16) is copied into
-// padded rows. Only the rows the first round of tiles multiplies are copied before the
-// kernel (first_round.hpp); the producer warpgroup's three idle warps copy the others while
-// that round runs, row after row, so that later rounds find their rows ready. Each row
-// copied counts towards its tile row; the warp that completes a tile row publishes it with
-// the run's number (`epoch`: no reset between runs), and the producer waits for that before
-// the tile's first A load. A copier's stores are generic-proxy writes that other blocks'
-// TMA engines read: each copier fences them to the async proxy, and the producer fences
-// again after it has acquired the tile row.
-struct RowCopy {
-  const std::uint16_t* src;  // A as stored: `rows` rows of `cols` elements, `ld` apart
-  std::uint16_t* dst;        // the padded workspace: rows `pitch` apart (a multiple of 8)
-  long long ld, pitch;
-  int first_row;      // rows below it were copied before the kernel (a multiple of kBM)
-  int rows, cols;
-  unsigned* copied;   // per tile row: its rows copied so far in this run
-  unsigned* ready;    // per tile row: the epoch of the last run that copied all of them
-  unsigned epoch;     // this run's, never 0
-  __host__ __device__ bool active() const { return rows > first_row; }
-};
-
-// The 16 bytes at p, 16-byte aligned, of which only those below `end` are read (the last
-// chunk of the last row may end past A, and past its allocation).
-__device__ __forceinline__ uint4 load_chunk(const unsigned char* p, const unsigned char* end) {
-  if (p + 16 <= end) return __ldg(reinterpret_cast<const uint4*>(p));
-  std::uint32_t w[4] = {0, 0, 0, 0};
-#pragma unroll
-  for (int e = 0; e < 8; ++e)
-    if (p + 2 * e + 2 <= end) w[e / 2] |= static_cast<std::uint32_t>(__ldg(reinterpret_cast<const std::uint16_t*>(p + 2 * e))) << (16 * (e % 2));
-  return make_uint4(w[0], w[1], w[2], w[3]);
-}
-
-// One row: its 16-byte chunks j of the workspace are bytes [16 j, 16 j + 16) of the source
-// row, which starts `offset` = 4 Q + 2 h bytes past a 16-byte boundary: lane l of a step
-// reads the aligned chunks j and j + 1 around them (j + 1 is lane l + 1's j: an L1 hit) and
-// keeps words Q .. Q + 4 of the pair, shifted by h halves (byte_perm). Elements past `cols`
-// become zeros. kCopySteps steps' loads go out before their stores (a store between them
-// would hold the next loads back: the compiler cannot tell that the copy does not overlap A).
-constexpr int kCopySteps = 2, kRowsAhead = 2;
-template <int Q>
-__device__ __forceinline__ void copy_row(const unsigned char* aligned, bool half, std::uint16_t* d, int cols, long long pitch,
-                                         const unsigned char* end) {
-  constexpr int kStep = 32 * 8;  // elements per step of a warp
-  const int lane = threadIdx.x % 32;
-  const unsigned selector = half ? 0x5432u : 0x3210u;
-  for (int col0 = lane * 8; col0 < pitch; col0 += kCopySteps * kStep) {
-    uint4 x[kCopySteps][2];
-#pragma unroll
-    for (int step = 0; step < kCopySteps; ++step) {
-      const unsigned char* p = aligned + 2 * static_cast<long long>(col0 + step * kStep);
-      x[step][0] = load_chunk(p, end);
-      x[step][1] = load_chunk(p + 16, end);
-    }
-#pragma unroll
-    for (int step = 0; step < kCopySteps; ++step) {
-      const int col = col0 + step * kStep;
-      const std::uint32_t w[8] = {x[step][0].x, x[step][0].y, x[step][0].z, x[step][0].w,
-                                  x[step][1].x, x[step][1].y, x[step][1].z, x[step][1].w};
-      std::uint32_t out[4];
-#pragma unroll
-      for (int t = 0; t < 4; ++t) {
-        out[t] = __byte_perm(w[Q + t], w[Q + t + 1], selector);
-        if (col + 2 * t >= cols) out[t] = 0;                                   // the pitch's tail: zeros
-        else if (col + 2 * t + 1 >= cols) out[t] &= 0xFFFFu;
-      }
-      if (col < pitch) *reinterpret_cast<uint4*>(d + col) = make_uint4(out[0], out[1], out[2], out[3]);
-    }
-  }
-}
-
-// Copier `copier` of `copiers` (one warp each): rows first_row + copier, + copiers, ...,
-// with 16-byte loads (copy_row; element-wise loads and their address arithmetic left the
-// warps too slow to stay ahead of the tiles). Lane 0 first has the TMA unit prefetch the
-// aligned interior of the warp's row kRowsAhead rows on into L2 (one instruction, no
-// registers), so that the loads wait for L2, not DRAM.
-__device__ __forceinline__ void copy_rows(const RowCopy& c, int copier, int copiers) {
-  namespace cu = ::cuda;
-  const int lane = threadIdx.x % 32;
-  const auto* a = reinterpret_cast<const unsigned char*>(c.src);
-  const unsigned char* end = a + 2 * (static_cast<long long>(c.rows - 1) * c.ld + c.cols);
-  const auto prefetch = [&](int r) {
-    if (lane != 0 || r >= c.rows) return;
-    const auto begin = reinterpret_cast<std::uintptr_t>(a + 2 * static_cast<long long>(r) * c.ld);
-    const std::uintptr_t first = (begin + 15) / 16 * 16, last = (begin + 2 * static_cast<std::uintptr_t>(c.cols)) / 16 * 16;
-    if (last > first) arch::prefetch_l2_bulk(reinterpret_cast<const void*>(first), static_cast<unsigned>(last - first));
-  };
-  for (int i = 0; i < kRowsAhead; ++i) prefetch(c.first_row + copier + i * copiers);
-  for (int r = c.first_row + copier; r < c.rows; r += copiers) {
-    prefetch(r + kRowsAhead * copiers);
-    const unsigned char* row = a + 2 * static_cast<long long>(r) * c.ld;
-    const unsigned offset = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(row) % 16);  // even
-    const unsigned char* aligned = row - offset;
-    std::uint16_t* d = c.dst + static_cast<long long>(r) * c.pitch;
-    const bool half = offset % 4 != 0;
-    switch (offset / 4) {  // the same in the whole warp
-      case 0: copy_row<0>(aligned, half, d, c.cols, c.pitch, end); break;
-      case 1: copy_row<1>(aligned, half, d, c.cols, c.pitch, end); break;
-      case 2: copy_row<2>(aligned, half, d, c.cols, c.pitch, end); break;
-      default: copy_row<3>(aligned, half, d, c.cols, c.pitch, end); break;
-    }
-    ptx::fence_proxy_async(ptx::space_global);  // for the TMA loads of other blocks
-    __syncwarp();
-    if (lane == 0) {
-      const int tile = r / kBM;
-      const int first = tile * kBM > c.first_row ? tile * kBM : c.first_row;
-      const int last = tile * kBM + kBM < c.rows ? tile * kBM + kBM : c.rows;
-      // The warp's rows before the count (release), and the last counter acquires them all.
-      cu::atomic_ref<unsigned, cu::thread_scope_device> copied(c.copied[tile]);
-      if (copied.fetch_add(1u, cu::memory_order_release) + 1 == static_cast<unsigned>(last - first)) {
-        cu::atomic_thread_fence(cu::memory_order_acquire, cu::thread_scope_device);
-        copied.store(0u, cu::memory_order_relaxed);  // for the next run (kernels end in between)
-        cu::atomic_ref<unsigned, cu::thread_scope_device>(c.ready[tile]).store(c.epoch, cu::memory_order_release);
-      }
-    }
-  }
-}
-
-// The producer, before tile row `tm`'s first A load: its rows are in the workspace. (The
-// second block of a cluster on the last tile row may have none: nothing to wait for.)
-__device__ __forceinline__ void wait_for_rows(const RowCopy& c, int tm) {
-  namespace cu = ::cuda;
-  if (!c.active() || (tm + 1) * kBM <= c.first_row || tm * kBM >= c.rows) return;  // before, or none
-  cu::atomic_ref<unsigned, cu::thread_scope_device> ready(c.ready[tm]);
-  while (ready.load(cu::memory_order_acquire) != c.epoch) __nanosleep(256);
-  ptx::fence_proxy_async(ptx::space_global);  // the acquired rows, for this block's TMA loads
-}
-
 template <class E, bool TransA, bool TransB, int ClusterM, int Promote = 0, int Loads = 0, bool StreamK = false>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                     const __grid_constant__ CUtensorMap map_c, Epilogue e, KSchedule schedule,
-                    const __grid_constant__ LoadedOperands loads, const __grid_constant__ StreamKArgs sk,
-                    const __grid_constant__ RowCopy rows) {
+                    const __grid_constant__ LoadedOperands loads, const __grid_constant__ StreamKArgs sk) {
   static_assert(ClusterM == 1 || ClusterM == 2, "clusters of one or two blocks along M");
   static_assert(Loads == 0 || (ClusterM == 1 && !Promote && !TransA && TransB),
                 "loaded operands: single blocks, one K pass, K-major in shared memory");
@@ -1090,13 +959,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     arch::setmaxnreg_decrease<Loads != 0 ? kLoadingProducerRegisters : kProducerRegisters>();
     if constexpr (Loads != 0) {
       produce_loaded<E, Loads>(&map_a, &map_b, loads, ring, full, empty, plan, tiles_m, tiles_n);
-    } else if (threadIdx.x % kWarpgroup >= 32) {
-      // The other three warps: the rows of A not copied before the kernel, if any.
-      constexpr int kCopiers = kWarpgroup / 32 - 1;
-      if (rows.active())
-        copy_rows(rows, static_cast<int>(blockIdx.x) * kCopiers + (threadIdx.x % kWarpgroup) / 32 - 1,
-                  static_cast<int>(gridDim.x) * kCopiers);
-    } else {
+    } else if (threadIdx.x % kWarpgroup < 32) {
       // The whole warp walks the ring and one lane issues the copies, so that no lane waits
       // in the final cluster barrier while lane 0 of its warp still works.
       const bool issuer = threadIdx.x % 32 == 0;
@@ -1107,7 +970,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       while (cursor.next(work)) {
         int tm, tn;
         cluster_tile<ClusterM>(work.unit, tiles_m, tiles_n, rank, tm, tn);
-        if (issuer) wait_for_rows(rows, tm);
         for (int step = work.k_begin; step < work.k_end; ++step) {
           const int segment = step / schedule.k_tiles, kt = step - segment * schedule.k_tiles;
           // A fresh barrier counts as having completed the phase before phase 0: the first
@@ -1373,10 +1235,6 @@ inline TmaMatrix tma_c_transposed(const RowMajorGemm& g) {
 //   GEMMLAB_3XTF32_PROMOTE = halves | quarters  3xTF32's promoted partial sums by m64n128
 //                                            halves, each waited for (default), or m64n64
 //                                            quarters, one in flight while the last is added
-//   GEMMLAB_WGMMA_ROW_COPY = beside | before  of a 2-byte K-major A that TMA cannot address,
-//                                            the rows after the first round's are copied by
-//                                            the kernel's idle producer warps (RowCopy,
-//                                            default), or all of them before the kernel
 //   GEMMLAB_WGMMA_TF32_MN  = registers | copy  a tf32 operand whose K is strided is read as
 //                                            wgmma's A from registers (where it is B, the
 //                                            kernel computes C^T = B^T A^T) (default), or
@@ -1390,7 +1248,6 @@ struct Options {
   bool stream_k = false;
   bool promote_quarters = false;
   bool tf32_registers = true;
-  bool rows_beside = true;
 };
 
 // One knob: `choice` becomes the index of the variable's value among `choices` (the first
@@ -1414,21 +1271,19 @@ inline Status read_knob(const char* name, std::initializer_list<const char*> cho
 
 inline Status read_options(Options& o) {
   o = Options{};
-  int cluster, epilogue, operands, tail, promote, mn, row_copy;
+  int cluster, epilogue, operands, tail, promote, mn;
   GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_CLUSTER", {"2", "1"}, cluster));
   GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_EPILOGUE", {"tma", "warps", "registers", "bulk"}, epilogue));
   GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_OPERANDS", {"copy", "cp_async"}, operands));
   GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_TAIL", {"rounds", "stream_k"}, tail));
   GEMMLAB_TRY(read_knob("GEMMLAB_3XTF32_PROMOTE", {"halves", "quarters"}, promote));
   GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_TF32_MN", {"registers", "copy"}, mn));
-  GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_ROW_COPY", {"beside", "before"}, row_copy));
   o.cluster_m = cluster == 0 ? 2 : 1;
   o.epilogue = static_cast<EpilogueChoice>(epilogue);
   o.load_operands = operands == 1;
   o.stream_k = tail == 1;
   o.promote_quarters = promote == 1;
   o.tf32_registers = mn == 0;
-  o.rows_beside = row_copy == 0;
   return Status::ok();
 }
 
@@ -1554,7 +1409,7 @@ struct StreamKWorkspace {
 template <class E, bool TransA, bool TransB, int ClusterM, int Promote = 0, int Loads = 0, bool StreamK = false>
 Status launch(const RowMajorGemm& g, Stream stream, const CUtensorMap& map_a, const CUtensorMap& map_b,
               const CUtensorMap& map_c, const Epilogue& e, const KSchedule& schedule,
-              const LoadedOperands& loads = {}, const StreamKWorkspace* tail = nullptr, const RowCopy& rows = {}) {
+              const LoadedOperands& loads = {}, const StreamKWorkspace* tail = nullptr) {
   LaunchAttributes attributes;
   cudaLaunchConfig_t config;
   StreamKArgs sk;
@@ -1563,7 +1418,7 @@ Status launch(const RowMajorGemm& g, Stream stream, const CUtensorMap& map_a, co
   if constexpr (StreamK) {
     if (!sk.schedule.has_tail())  // whole rounds: the plain kernel
       return launch<E, TransA, TransB, ClusterM, Promote, Loads, false>(g, stream, map_a, map_b, map_c, e, schedule,
-                                                                         loads, nullptr, rows);
+                                                                         loads);
     const std::size_t partial_bytes = static_cast<std::size_t>(config.gridDim.x) * kTileFloats * sizeof(float);
     if (tail == nullptr || tail->partials.bytes() < partial_bytes ||
         tail->arrived.bytes() < static_cast<std::size_t>(config.gridDim.x) * sizeof(int))
@@ -1573,7 +1428,7 @@ Status launch(const RowMajorGemm& g, Stream stream, const CUtensorMap& map_a, co
   }
   config.stream = static_cast<cudaStream_t>(stream);
   CUDA_CHECK(cudaLaunchKernelEx(&config, wgmma_ws_kernel<E, TransA, TransB, ClusterM, Promote, Loads, StreamK>, map_a,
-                                map_b, map_c, e, schedule, loads, sk, rows));
+                                map_b, map_c, e, schedule, loads, sk));
   CUDA_CHECK_LAUNCH("wgmma_ws_kernel");
   return Status::ok();
 }
@@ -1606,11 +1461,9 @@ inline LoadedOperands loaded_operands(const RowMajorGemm& g) {
 // in `loads` (the producer loads them itself). `map_k` is the K extent of the tensor maps
 // (g.k, or both segments of a split operand).
 // `c_transposed`: `g` is the problem of C^T (kernel_problem), and the kernel stores it so.
-// `rows`: the rows of A the kernel copies itself (stage_operands).
 template <class E, bool Promote = false>
 Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule& schedule, Stream stream,
-                     int loads = 0, const StreamKWorkspace* tail = nullptr, bool c_transposed = false,
-                     const RowCopy& rows = {}) {
+                     int loads = 0, const StreamKWorkspace* tail = nullptr, bool c_transposed = false) {
   Options options;
   GEMMLAB_TRY(read_options(options));
   const bool register_a = !E::kMnMajor && g.trans_a && !(loads & kLoadA);  // a_in_registers held
@@ -1630,9 +1483,8 @@ Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule&
       return dispatch_trans(g.trans_a, g.trans_b, [&](auto ta, auto tb) -> Status {
         constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
         if constexpr (kCluster == 2)
-          if (form.stream_k)
-            return launch<E, kTa, kTb, 2, false, 0, true>(g, stream, map_a, map_b, map_c, e, schedule, {}, tail, rows);
-        return launch<E, kTa, kTb, kCluster>(g, stream, map_a, map_b, map_c, e, schedule, {}, nullptr, rows);
+          if (form.stream_k) return launch<E, kTa, kTb, 2, false, 0, true>(g, stream, map_a, map_b, map_c, e, schedule, {}, tail);
+        return launch<E, kTa, kTb, kCluster>(g, stream, map_a, map_b, map_c, e, schedule);
       });
     } else {
       if (loads != 0) {
@@ -1800,18 +1652,6 @@ Status k_major_copy(const OperandPlan& o, bool k_major, std::int64_t rows, std::
 struct Workspace {
   DeviceMemory memory;     // the operand copies
   StreamKWorkspace tail;   // the stream-K tail's partials and counters
-  DeviceMemory row_flags;  // RowCopy's counters and epochs, one each per tile row
-  unsigned epoch = 0;      // of the last run that copied rows of A beside the kernel
-  // Room for RowCopy's flags of `tile_rows`; new ones start at zero (no run's epoch).
-  Status reserve_row_flags(int tile_rows) {
-    const std::size_t bytes = 2 * static_cast<std::size_t>(tile_rows) * sizeof(unsigned);
-    if (row_flags.bytes() >= bytes) return Status::ok();
-    row_flags = DeviceMemory{};
-    GEMMLAB_TRY(DeviceMemory::allocate(bytes, row_flags));
-    CUDA_CHECK(cudaMemset(row_flags.data(), 0, bytes));
-    CUDA_CHECK(cudaDeviceSynchronize());  // before a kernel on any stream reads them
-    return Status::ok();
-  }
   // Room for the stream-K tail of a grid of up to `blocks`; new counters start at zero.
   Status reserve_tail(int blocks) {
     const std::size_t partial_bytes = static_cast<std::size_t>(blocks) * kTileFloats * sizeof(float);
@@ -1840,29 +1680,6 @@ struct Workspace {
   }
 };
 
-// The rows of A copied before the kernel where the others are copied beside it (RowCopy),
-// else m: a K-major A of 2-byte elements that gets a padded copy, in the plain kernel
-// (stream-K's grid is every resident cluster, with a tail; loaded operands are tf32). The
-// first round is modelled with one cluster per ClusterM SMs resident (first_round.hpp): if
-// fewer are, the model over-counts, which only copies a few more rows before the kernel.
-template <class E>
-Status rows_before_kernel(const RowMajorGemm& g, const Plan& plan, const Form& form, const Options& o, int& rows) {
-  rows = static_cast<int>(g.m);
-  if (!o.rows_beside || E::kBytes != 2 || g.trans_a || plan.a.copy != Copy::Padded || form.stream_k || form.loads != 0)
-    return Status::ok();
-  int device = 0, sms = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  rows = first_round_rows(static_cast<int>(g.m), static_cast<int>(g.n),
-                          {kBM, kBN, kGroupM, form.cluster_m, sms / form.cluster_m});
-  return Status::ok();
-}
-
-template <class E>
-Form form_of_plan(const RowMajorGemm& g, const Plan& plan, const Options& o, bool split, bool c_transposed) {
-  return form_of(g, o, plan.loads(), split, !E::kMnMajor, a_in_registers<E>(g, split, o), c_transposed);
-}
-
 template <class E, bool Split = false>
 Status prepare(const GemmProblem& p, Workspace& w) {
   if (p.m == 0 || p.n == 0 || p.k == 0) return Status::ok();
@@ -1871,48 +1688,19 @@ Status prepare(const GemmProblem& p, Workspace& w) {
   bool c_transposed = false;
   const RowMajorGemm g = kernel_problem<E>(canonicalize(p), Split, options, c_transposed);
   const Plan plan = make_plan<E>(g, Split, options);
-  const Form form = form_of_plan<E>(g, plan, options, Split, c_transposed);
-  if (form.stream_k) {  // a grid of at most one block per SM
+  if (form_of(g, options, plan.loads(), Split, !E::kMnMajor, a_in_registers<E>(g, Split, options), c_transposed)
+          .stream_k) {  // a grid of at most one block per SM
     int device = 0, sms = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     GEMMLAB_TRY(w.reserve_tail(sms));
   }
-  int before = 0;
-  GEMMLAB_TRY(rows_before_kernel<E>(g, plan, form, options, before));
-  if (before < g.m) GEMMLAB_TRY(w.reserve_row_flags(ceil_div(g.m, kBM)));
   return w.reserve(plan.bytes());
 }
 
-// What the kernel copies of A itself (RowCopy) where only `before` rows of it are copied
-// before the kernel; none (inactive) where before = m. Takes the run's epoch.
+// Enqueues the plan's copies into the workspace (sized by prepare()) and points `g` at them.
 template <class E>
-Status row_copy_of(const RowMajorGemm& g, int before, Workspace& w, RowCopy& rows) {
-  rows = RowCopy{};
-  if (before >= g.m) return Status::ok();
-  const int tile_rows = ceil_div(g.m, kBM);
-  if (w.row_flags.bytes() < 2 * static_cast<std::size_t>(tile_rows) * sizeof(unsigned))
-    return {StatusCode::InternalError, "wgmma: run() before prepare() sized the row-copy flags for this problem"};
-  auto* flags = static_cast<unsigned*>(w.row_flags.data());
-  if (++w.epoch == 0) w.epoch = 1;  // 0: what fresh flags hold
-  rows.src = static_cast<const std::uint16_t*>(g.a);
-  rows.dst = static_cast<std::uint16_t*>(w.memory.data());  // A's padded copy (stage_operands)
-  rows.ld = g.lda;
-  rows.pitch = tma_pitch<E>(g.k);
-  rows.first_row = before;
-  rows.rows = static_cast<int>(g.m);
-  rows.cols = static_cast<int>(g.k);
-  rows.copied = flags;
-  rows.ready = flags + tile_rows;
-  rows.epoch = w.epoch;
-  return Status::ok();
-}
-
-// Enqueues the plan's copies into the workspace (sized by prepare()) and points `g` at them;
-// of A's padded copy only the first `a_rows` rows (the kernel copies the others: RowCopy;
-// -1: all).
-template <class E>
-Status stage_operands(RowMajorGemm& g, const Plan& plan, const Workspace& w, Stream stream, int a_rows = -1) {
+Status stage_operands(RowMajorGemm& g, const Plan& plan, const Workspace& w, Stream stream) {
   if (plan.bytes() > w.memory.bytes())
     return {StatusCode::InternalError, "wgmma: run() before prepare() sized the workspace for this problem"};
   auto* base = static_cast<unsigned char*>(w.memory.data());
@@ -1925,31 +1713,23 @@ Status stage_operands(RowMajorGemm& g, const Plan& plan, const Workspace& w, Str
   // Padded copies: both operands in one grid (repitch_kernel).
   staging::RepitchJob<StorageOf<E>> jobs[2] = {};
   int n = 0;
-  if (plan.a.copy == Copy::Padded) {
-    jobs[n] = padded_copy<E>(tma_a<E>(g), g.a, g.lda, base);
-    if (a_rows >= 0 && a_rows < g.m) jobs[n].rows = a_rows;
-    ++n;
-  }
+  if (plan.a.copy == Copy::Padded) jobs[n++] = padded_copy<E>(tma_a<E>(g), g.a, g.lda, base);
   if (plan.b.copy == Copy::Padded) jobs[n++] = padded_copy<E>(tma_b<E>(g), g.b, g.ldb, base + plan.a.bytes);
   if (n > 0) GEMMLAB_TRY(staging::repitch_rows(jobs[0], jobs[1], stream));
   return Status::ok();
 }
 
 template <class E, bool Split = false>
-Status run(const GemmProblem& p, Stream stream, Workspace& w) {
+Status run(const GemmProblem& p, Stream stream, const Workspace& w) {
   Options options;
   GEMMLAB_TRY(read_options(options));
   bool c_transposed = false;
   RowMajorGemm g = kernel_problem<E>(canonicalize(p), Split, options, c_transposed);
   const Plan plan = make_plan<E>(g, Split, options);
   const std::int64_t k = g.k;
-  int before = 0;
-  GEMMLAB_TRY(rows_before_kernel<E>(g, plan, form_of_plan<E>(g, plan, options, Split, c_transposed), options, before));
-  RowCopy rows;
-  GEMMLAB_TRY(row_copy_of<E>(g, before, w, rows));  // of A as stored: before stage_operands
-  GEMMLAB_TRY(stage_operands<E>(g, plan, w, stream, before));
+  GEMMLAB_TRY(stage_operands<E>(g, plan, w, stream));
   if constexpr (!Split) {
-    return run_canonical<E>(g, k, {ceil_div(k, kBK<E>), 1, 0}, stream, plan.loads(), &w.tail, c_transposed, rows);
+    return run_canonical<E>(g, k, {ceil_div(k, kBK<E>), 1, 0}, stream, plan.loads(), &w.tail, c_transposed);
   } else {
     const int segment = plan.a.layout.segment;
     return run_canonical<E, /*Promote=*/true>(g, 2LL * segment, {segment / kBK<E>, 3, segment}, stream);
@@ -1969,9 +1749,8 @@ inline const char* describe_copy(Copy c) {
 
 // " after a padded copy of A (67.1 MB moved)", ...: what explain appends to the kernel's
 // name: which copies run before it and their traffic (each copy reads its source and writes
-// the workspace; a split reads half what it writes), and, where A's rows from
-// `a_rows_before` on are copied by the kernel itself (RowCopy), which.
-inline std::string describe_copies(const Plan& plan, std::int64_t a_rows_before = -1, std::int64_t m = 0) {
+// the workspace; a split reads half what it writes).
+inline std::string describe_copies(const Plan& plan) {
   const auto copied = [](const OperandPlan& o) { return o.copy != Copy::None && o.copy != Copy::Loaded; };
   const auto moved = [&](const OperandPlan& o) {
     if (!copied(o)) return 0.0;
@@ -1992,9 +1771,6 @@ inline std::string describe_copies(const Plan& plan, std::int64_t a_rows_before 
     std::snprintf(text, sizeof text, " (%.1f MB moved)", bytes / 1e6);
     copies += text;
   }
-  if (a_rows_before >= 0 && a_rows_before < m)
-    copies += ", of which A's rows " + std::to_string(a_rows_before) + " to " + std::to_string(m - 1) +
-              " by the kernel's idle producer warps while it runs";
   return copies;
 }
 
@@ -2031,9 +1807,7 @@ Status kernel_info(const GemmProblem& p, KernelInfo& out, const char* name) {
   const Plan plan = make_plan<E>(g, Split, options);
   const bool register_a = a_in_registers<E>(g, Split, options);
   const Form form = form_of(g, options, plan.loads(), Split, !E::kMnMajor, register_a, c_transposed);
-  int before = 0;
-  GEMMLAB_TRY(rows_before_kernel<E>(g, plan, form, options, before));
-  const std::string copies = describe_copies(plan, before, g.m);
+  const std::string copies = describe_copies(plan);
   const int k_tiles = ceil_div(g.k, kBK<E>);  // of the one-pass runs the stream-K tail takes
   // The kernel run() launches: with the stream-K option, the tail instantiation where there is
   // a leftover round, the plain one otherwise.
