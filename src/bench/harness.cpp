@@ -148,7 +148,7 @@ void time_rungs(const Options& o, Executor& ex, const GemmProblem& problem, cons
         if (s) s = ex.synchronize();
       }
       if (s && c_initial) s = ex.copy_within(problem.c.data, c_initial->data(), c_initial->bytes());
-      if (s) s = ex.flush_caches();
+      if (s) s = ex.flush_caches(o.flush);
       double ms = 0;
       if (s) s = ex.time_once([&] { return gemm(problem, *t->variant, ex.stream()); }, ms);
       if (!s) {

@@ -40,6 +40,7 @@ struct Options {
   int floor_reps = 3;              // a slow rung stops after max_seconds once it has these
   double min_seconds = 0.25;
   double max_seconds = 3.0;
+  CacheFlush flush = CacheFlush::Clean;  // before every timed repetition (executor.hpp)
   // Progress for runs longer than a few seconds: the CLI prints it on stderr.
   std::function<void(const std::string&)> progress;
   // Called once per rung and shape that ran without error, after its timing, while the

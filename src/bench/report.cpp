@@ -111,7 +111,8 @@ nlohmann::json to_json(const std::vector<Record>& records, const RunContext& con
         {"verify", o.verify},
         {"warmup", o.warmup},
         {"min_reps", o.min_reps},
-        {"min_seconds", o.min_seconds}}},
+        {"min_seconds", o.min_seconds},
+        {"l2_flush", to_string(o.flush)}}},
   };
   json results = json::array();
   for (const Record& r : records) {

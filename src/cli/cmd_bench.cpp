@@ -77,6 +77,11 @@ void add_selection_options(CLI::App& c, SelectionArgs& a, bool timing_options) {
     c.add_option("--warmup", a.warmup, "Untimed runs before timing")->check(CLI::Range(0, 1000));
     c.add_option("--min-time", a.min_time, "Minimum seconds of timed runs per variant")
         ->check(CLI::Range(0.0, 600.0));
+    c.add_option("--l2-flush", a.l2_flush,
+                 "GPU L2 before each repetition: clean (default; operands evicted, no dirty lines), write "
+                 "(evicted by a memset, as nvbench and Triton do; its dirty lines are written back inside "
+                 "the timed kernel) or none (warm)")
+        ->check(CLI::IsMember({"clean", "write", "none"}));
     c.add_flag("--no-verify", a.no_verify, "Skip verification (timing only)");
     c.add_flag("--explain", a.explain, "Print each rung's model, roofline bound and occupancy beside it");
   }
@@ -108,6 +113,7 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
   }
   if (args.warmup >= 0) o.warmup = args.warmup;
   if (args.min_time >= 0) o.min_seconds = args.min_time;
+  o.flush = *parse_cache_flush(args.l2_flush);  // CLI11 checked the name
 
   std::unique_ptr<Executor> executor;
   if (backend == Backend::Cpu) {

@@ -28,6 +28,7 @@ struct SelectionArgs {
   int reps = 0;            // 0: the harness's default minimum
   int warmup = -1;         // -1: the harness's default
   double min_time = -1;    // seconds; -1: the harness's default
+  std::string l2_flush = "clean";  // --l2-flush: clean, write or none (CacheFlush)
   std::string format = "table";
   std::string output;
   bool no_verify = false;

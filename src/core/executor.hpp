@@ -5,7 +5,9 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -26,6 +28,32 @@ class Buffer {
   virtual std::size_t bytes() const = 0;
 };
 
+// What a cache flush before a timed repetition leaves in the GPU's L2 (the CPU executor
+// flushes nothing). Clean is the default: a write of twice the L2 evicts the operands, but
+// leaves up to an L2 of dirty lines whose write-back the next kernel would pay (about 50 MB
+// on an H100: 15-20 us of DRAM time, charged to whichever kernel is timed next); reading
+// the same buffer back writes them out before the timer starts.
+enum class CacheFlush {
+  Clean,  // write twice the L2, then read it: operands evicted, no dirty lines left
+  Write,  // write twice the L2 (the flush of nvbench and Triton's do_bench)
+  None,   // nothing: the L2 as the previous repetition left it (warm operands)
+};
+
+constexpr std::string_view to_string(CacheFlush f) {
+  switch (f) {
+    case CacheFlush::Clean: return "clean";
+    case CacheFlush::Write: return "write";
+    case CacheFlush::None: return "none";
+  }
+  return "?";
+}
+
+inline std::optional<CacheFlush> parse_cache_flush(std::string_view text) {
+  for (CacheFlush f : {CacheFlush::Clean, CacheFlush::Write, CacheFlush::None})
+    if (text == to_string(f)) return f;
+  return std::nullopt;
+}
+
 class Executor {
  public:
   virtual ~Executor() = default;
@@ -42,8 +70,8 @@ class Executor {
   virtual Status synchronize() = 0;
 
   // Called before every timed repetition, outside the timed region: evicts the inputs
-  // from the caches a repetition would otherwise find them in (the L2 on a GPU).
-  virtual Status flush_caches() = 0;
+  // from the caches a repetition would otherwise find them in (the L2 on a GPU), as `how` says.
+  virtual Status flush_caches(CacheFlush how) = 0;
   // The float64 reference of a problem whose data is in host memory (see reference.hpp).
   // The CPU executor computes it on the host; the CUDA executor uses the device for
   // large problems and checks that result against host dot products.

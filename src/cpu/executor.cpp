@@ -68,7 +68,7 @@ class CpuExecutor final : public Executor {
   Status synchronize() override { return Status::ok(); }
   // CPU rungs and the OpenBLAS anchor are timed alike on warm caches, as BLAS
   // benchmarks are; at the sizes that matter the operands exceed L2 anyway.
-  Status flush_caches() override { return Status::ok(); }
+  Status flush_caches(CacheFlush) override { return Status::ok(); }
   Status reference(const GemmProblem& host_problem, ReferenceResult& out) override {
     return reference_gemm(host_problem, out);
   }

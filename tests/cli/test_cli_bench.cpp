@@ -74,6 +74,7 @@ TEST(CliBench, JsonCarriesEverythingAResultNeeds) {
   EXPECT_EQ(settings.at("warmup"), 0);
   EXPECT_EQ(settings.at("min_reps"), kReps);
   EXPECT_EQ(settings.at("min_seconds"), 0.0);
+  EXPECT_EQ(settings.at("l2_flush"), "clean");  // the default (the CPU executor flushes nothing)
 
   const json& results = doc.at("results");
   ASSERT_EQ(results.size(), ladder.size()) << explain(run);
@@ -117,6 +118,18 @@ TEST(CliBench, JsonCarriesEverythingAResultNeeds) {
     EXPECT_EQ(anchor_result->at("anchor"), true);
     EXPECT_DOUBLE_EQ(r.at("ratio_to_anchor").get<double>(),
                      anchor_result->at("time_ms").at("median").get<double>() / median);
+  }
+}
+
+// --l2-flush is recorded as given, so that a result says how the cache stood before it.
+TEST(CliBench, JsonRecordsTheCacheFlush) {
+  for (const char* flush : {"clean", "write", "none"}) {
+    const ProgramRun run = gemmlab(quick({"bench", "--backend", "cpu", "--sizes", "8", "--variants", "naive",
+                                          "--format", "json", "--l2-flush", flush}));
+    ASSERT_EQ(run.exit_code, 0) << explain(run);
+    const json doc = parse_json(run);
+    ASSERT_TRUE(doc.is_object()) << explain(run);
+    EXPECT_EQ(doc.at("settings").at("l2_flush"), flush);
   }
 }
 

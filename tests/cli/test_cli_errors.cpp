@@ -64,6 +64,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCommandLine{"FormatUnknown", bench_with({"--format", "xml"}), "xml"},
         BadCommandLine{"BackendUnknown", {"bench", "--backend", "tpu", "--sizes", "4"}, "tpu"},
         BadCommandLine{"RepsZero", bench_with({"--reps", "0"}), "--reps"},
+        BadCommandLine{"L2FlushUnknown", bench_with({"--l2-flush", "cold"}), "cold"},
         BadCommandLine{"VariantUnknown", bench_with({"--variants", "nosuch"}), "nosuch"},
         BadCommandLine{"VariantUnknownAmongKnown", bench_with({"--variants", "naive,nosuch"}), "nosuch"},
         BadCommandLine{"VerifyVariantUnknown", {"verify", "--backend", "cpu", "--variants", "nosuch"}, "nosuch"},

@@ -15,6 +15,8 @@
 
 #include "bench/harness.hpp"
 #include "core/random.hpp"
+#include "cuda/runtime/buffer.hpp"
+#include "cuda/runtime/l2_flush.hpp"
 #include "gemmlab/registry.hpp"
 
 namespace gemmlab {
@@ -188,6 +190,48 @@ TEST(CudaLadder, ScaleOnlyProblems) {
     ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
     expect_all_pass(records, fmt::format("{} alpha=0", to_string(dtype)));
   }
+}
+
+// Every --l2-flush runs between timed repetitions without an error (beta != 0: C is
+// restored before each flush and read by every repetition), each rung verified and timed
+// the repetitions asked for.
+TEST(CudaLadder, EveryCacheFlushBetweenRepetitions) {
+  REQUIRE_CUDA(ex);
+  for (CacheFlush flush : {CacheFlush::Clean, CacheFlush::Write, CacheFlush::None}) {
+    bench::Options o;
+    o.variants = {"naive", "cublas_sgemm"};
+    o.shapes = {{67, 45, 33}};
+    o.beta = 0.75;
+    o.seed = fresh_seed();
+    o.flush = flush;
+    o.warmup = 0;
+    o.min_reps = o.max_reps = 3;
+    o.min_seconds = 0;
+    std::vector<bench::Record> records;
+    const Status status = bench::run(o, *ex, records);
+    ASSERT_TRUE(status.is_ok()) << to_string(flush) << ": " << status.describe();
+    expect_all_pass(records, fmt::format("--l2-flush {}", to_string(flush)));
+    for (const bench::Record& r : records) {
+      EXPECT_TRUE(r.timed) << r.variant << " " << to_string(flush) << ": " << r.message;
+      EXPECT_EQ(r.timing.reps, 3) << r.variant << " " << to_string(flush);
+    }
+  }
+}
+
+// The flush's read-back takes whole 16-byte words from an aligned buffer, and says so
+// rather than read past the end.
+TEST(CudaLadder, ReadThroughL2RefusesPartialWords) {
+  REQUIRE_CUDA(ex);
+  cuda::DeviceMemory buffer, sink;
+  ASSERT_TRUE(cuda::DeviceMemory::allocate(64, buffer).is_ok());
+  ASSERT_TRUE(cuda::DeviceMemory::allocate(sizeof(unsigned), sink).is_ok());
+  const auto stream = static_cast<cudaStream_t>(ex->stream());
+  const Status odd_size = cuda::read_through_l2(buffer.data(), 40 + 4, 132, 1u, sink.as<unsigned>(), stream);
+  EXPECT_EQ(odd_size.code(), StatusCode::InvalidValue) << odd_size.describe();
+  const Status odd_base = cuda::read_through_l2(buffer.as<unsigned char>() + 4, 32, 132, 1u, sink.as<unsigned>(), stream);
+  EXPECT_EQ(odd_base.code(), StatusCode::InvalidValue) << odd_base.describe();
+  EXPECT_TRUE(cuda::read_through_l2(buffer.data(), 64, 132, 1u, sink.as<unsigned>(), stream).is_ok());
+  EXPECT_TRUE(ex->synchronize().is_ok());
 }
 
 // The 2-byte tensor-core rungs take cp.async only where every row of A and B starts on a

@@ -5,6 +5,7 @@
 // wider accesses move the same bytes with fewer instructions. Then the two targets of the
 // lab: a copy kernel at >= 1.0x cudaMemcpy device to device, and a read-only kernel at
 // >= 94% of the theoretical bandwidth (reported, not asserted).
+#include <algorithm>
 #include <functional>
 #include <string>
 
@@ -19,7 +20,8 @@ constexpr int kThreads = 256;
 constexpr std::uint32_t kSeed = 0xA11611u;
 constexpr double kCopyTarget = 1.0;         // x cudaMemcpy D2D
 constexpr double kReadTargetPercent = 94.0;  // of 2 x memory clock x bus width
-constexpr std::size_t kReadBufferMultiple = 4;  // the read rows' buffer, in streaming buffers
+constexpr std::size_t kReadBufferMultiple = 8;  // the read rows' buffer, in streaming buffers
+constexpr std::size_t kReadBufferShare = 2;     // ... and at most this fraction of the memory
 
 struct Packed12 {
   float a, b, c;
@@ -169,15 +171,19 @@ Status run(MemContext& ctx, std::vector<MemRow>& rows) {
     rows.push_back(row);
   }
 
-  // The read target: a reduction whose sum proves every word was read, over four streaming
-  // buffers (the copy buffers are freed first; 8 GB on an H100). The launch, the first loads'
-  // latency and the last tiles cost a fixed few microseconds per read, which a longer read
-  // spreads thinner: on one H100 the bulk read of 2, 4 and 8 GB ran at 93.6, 94.2 and
-  // 94.3 % of theoretical (results/h100/probes/read-bulk-split.txt).
+  // The read target: a reduction whose sum proves every word was read, over eight streaming
+  // buffers (the copy buffers are freed first; 16 GB on an H100, at most half the memory).
+  // The launch, the first loads' latency and the last tiles cost a fixed few microseconds
+  // per read, which a longer read spreads thinner: on one H100 the bulk read of 2, 4 and 8 GB
+  // ran at 93.6, 94.2 and 94.3 % of theoretical (results/h100/probes/read-bulk-split.txt).
   in = DeviceMemory{};
   out = DeviceMemory{};
   DeviceMemory data;
-  GEMMLAB_TRY(DeviceMemory::allocate(kReadBufferMultiple * ctx.buffer_bytes, data));
+  std::size_t read_bytes = kReadBufferMultiple * ctx.buffer_bytes;
+  if (ctx.facts.global_memory_bytes > 0)
+    read_bytes = std::min(read_bytes, static_cast<std::size_t>(ctx.facts.global_memory_bytes) / kReadBufferShare /
+                                          ctx.buffer_bytes * ctx.buffer_bytes);
+  GEMMLAB_TRY(DeviceMemory::allocate(std::max(read_bytes, ctx.buffer_bytes), data));
   const long long read_words = static_cast<long long>(data.bytes() / 4);
   constexpr std::uint32_t kStep = 2246822519u;
   GEMMLAB_TRY(fill_linear(data.data(), read_words, kStep, kSeed, ctx.stream));

@@ -6,6 +6,7 @@
 #include "core/system_info.hpp"
 #include "cuda/runtime/buffer.hpp"
 #include "cuda/runtime/device.hpp"
+#include "cuda/runtime/l2_flush.hpp"
 #include "cuda/runtime/reference_gpu.hpp"
 
 namespace gemmlab {
@@ -13,6 +14,8 @@ namespace {
 
 // Writing twice the L2's size evicts everything a previous repetition left there.
 constexpr std::size_t kFlushFactor = 2;
+// The flush buffer holds zeros, so the read-back's XOR is zero and never this.
+constexpr unsigned kFlushMarker = 0x9e3779b9u;
 
 class DeviceBufferImpl final : public Buffer {
  public:
@@ -32,7 +35,9 @@ class CudaExecutor final : public Executor {
     GEMMLAB_TRY(cuda::make_stream(stream_));
     GEMMLAB_TRY(cuda::make_event(start_));
     GEMMLAB_TRY(cuda::make_event(stop_));
-    GEMMLAB_TRY(cuda::DeviceMemory::allocate(kFlushFactor * static_cast<std::size_t>(facts_.l2_bytes), flush_));
+    const std::size_t flush_words = (kFlushFactor * static_cast<std::size_t>(facts_.l2_bytes) + 15) / 16;
+    GEMMLAB_TRY(cuda::DeviceMemory::allocate(16 * flush_words, flush_));  // whole 16-byte words: read_through_l2
+    GEMMLAB_TRY(cuda::DeviceMemory::allocate(sizeof(unsigned), flush_sink_));
     return Status::ok();
   }
 
@@ -70,8 +75,12 @@ class CudaExecutor final : public Executor {
     CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
     return Status::ok();
   }
-  Status flush_caches() override {
+  Status flush_caches(CacheFlush how) override {
+    if (how == CacheFlush::None) return Status::ok();
     CUDA_CHECK(cudaMemsetAsync(flush_.data(), 0, flush_.bytes(), stream_.get()));
+    if (how == CacheFlush::Clean)
+      return cuda::read_through_l2(flush_.data(), flush_.bytes(), facts_.sm_count, kFlushMarker,
+                                   static_cast<unsigned*>(flush_sink_.data()), stream_.get());
     return Status::ok();
   }
   Status reference(const GemmProblem& host_problem, ReferenceResult& out) override {
@@ -92,7 +101,7 @@ class CudaExecutor final : public Executor {
   cuda::DeviceFacts facts_;
   cuda::StreamOwner stream_;
   cuda::EventOwner start_, stop_;
-  cuda::DeviceMemory flush_;
+  cuda::DeviceMemory flush_, flush_sink_;
 };
 
 }  // namespace
