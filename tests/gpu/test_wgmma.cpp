@@ -275,7 +275,9 @@ TEST(Wgmma, OperandsTmaCannotAddressArePadded) {
 }
 
 // The forms of the warp-specialised kernel (wgmma_ws.cuh Options), each forced in turn:
-// clusters of two blocks sharing B by multicast, or single blocks; C through shared memory
+// clusters of two blocks sharing B by multicast, single blocks, or clusters of 2 x 2 whose
+// tile rows also share A (16-bit types with K-major A; the others run as clusters of two);
+// C through shared memory
 // and TMA (warp-stored where TMA cannot address C), warp-stored, from registers (for tf32
 // also C^T), or bulk-copied where TMA cannot address C and beta = 0. Ragged tiles (an odd
 // number of tile rows leaves one block of the last cluster without rows), alpha/beta, C that
@@ -285,7 +287,7 @@ TEST(Wgmma, EveryKernelForm) {
   const std::vector<Variant> rungs = {cuda::wgmma_ws_variant(DType::BF16), cuda::wgmma_ws_tf32_variant(),
                                       cuda::wgmma_3xtf32_variant()};
   std::uint64_t seed = fresh_seed();
-  for (const char* cluster : {"1", "2"})
+  for (const char* cluster : {"1", "2", "4"})
     for (const char* epilogue : {"registers", "tma", "warps", "bulk"}) {
       ASSERT_EQ(setenv("GEMMLAB_WGMMA_CLUSTER", cluster, 1), 0);
       ASSERT_EQ(setenv("GEMMLAB_WGMMA_EPILOGUE", epilogue, 1), 0);
@@ -332,6 +334,10 @@ TEST(Wgmma, FormIsNamedAndBadKnobsRefused) {
   KernelInfo info;
   ASSERT_TRUE(v.kernel_info(p, info).is_ok());
   EXPECT_NE(info.name.find("clusters of 2, TMA-store epilogue"), std::string::npos) << info.name;
+  ASSERT_EQ(setenv("GEMMLAB_WGMMA_CLUSTER", "4", 1), 0);
+  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
+  EXPECT_NE(info.name.find("clusters of 2 x 2 sharing A and B, TMA-store epilogue"), std::string::npos) << info.name;
+  unsetenv("GEMMLAB_WGMMA_CLUSTER");
   p.m = 100;  // one row of tiles: nothing to share
   p.a = shaped(100, 512, Layout::RowMajor, DType::BF16, 0);
   p.c = shaped(100, 512, Layout::RowMajor, DType::F32, 1);  // rows of C TMA cannot address
@@ -357,7 +363,7 @@ TEST(Wgmma, FormIsNamedAndBadKnobsRefused) {
 
   // Every knob refuses a value it does not know, naming itself.
   const std::pair<const char*, const char*> bad_knobs[] = {
-      {"GEMMLAB_WGMMA_CLUSTER", "4"},    {"GEMMLAB_WGMMA_EPILOGUE", "smem"},   {"GEMMLAB_WGMMA_OPERANDS", "ldg"},
+      {"GEMMLAB_WGMMA_CLUSTER", "3"},    {"GEMMLAB_WGMMA_EPILOGUE", "smem"},   {"GEMMLAB_WGMMA_OPERANDS", "ldg"},
       {"GEMMLAB_WGMMA_TAIL", "split_k"}, {"GEMMLAB_3XTF32_PROMOTE", "thirds"}, {"GEMMLAB_WGMMA_TF32_MN", "smem"}};
   for (const auto& [knob, value] : bad_knobs) {
     ASSERT_EQ(setenv(knob, value, 1), 0);
@@ -446,7 +452,7 @@ TEST(Wgmma, KernelsUseNoLocalMemory) {
         EXPECT_EQ(attributes.localSizeBytes, 0u) << info.name << ": local memory (spills or a stack frame)";
       }
   };
-  for (const char* cluster : {"1", "2"}) {
+  for (const char* cluster : {"1", "2", "4"}) {
     ASSERT_EQ(setenv("GEMMLAB_WGMMA_CLUSTER", cluster, 1), 0);
     for (const Variant& v : two_byte_rungs()) check(v, v.input, 512);
     for (const char* promote : {"halves", "quarters"}) {

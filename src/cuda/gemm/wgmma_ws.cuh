@@ -14,6 +14,9 @@
 // registers from the producer (which needs few) to the consumers (128 f32 accumulators
 // each). Blocks run in clusters of two neighbours along M that multiply the same B tile:
 // each loads half of it and multicasts it to both, so B crosses from L2 once per cluster.
+// (GEMMLAB_WGMMA_CLUSTER=4: clusters of 2 x 2 whose tile rows share A the same way: 7-8 %
+// more clock at the power cap at 8192^3, but only about 29 such clusters fit on an H100
+// against 64 of two, so it runs more rounds and is slower; results/h100/tuning.md.)
 // The epilogue applies alpha and beta and stages C through shared memory for TMA stores,
 // while the producer already loads the next tile. Measured on an H100 (bf16 NN, 4096^3 /
 // 8192^3, ratio to cuBLAS in the same run, results/h100/probes/wgmma-forms): epilogue from
@@ -198,17 +201,16 @@ __device__ __forceinline__ std::uint64_t b_descriptor(const unsigned char* b_sta
     return arch::smem_descriptor_sw128(b_stage + kk * 2 * kAtomBytes, kChunkBytes, kAtomBytes);
 }
 
-// One TMA copy of a box into this block's shared memory or, in a cluster of two along M,
-// into both blocks' (multicast: the same offset in each, each block's `full` barrier
+// One TMA copy of a box into this block's shared memory or, in a cluster of `Blocks`, into
+// the blocks of `mask` (multicast: the same offset in each, each block's `full` barrier
 // counting the bytes that land in it).
-template <int ClusterM>
+template <int Blocks>
 __device__ __forceinline__ void copy_box(const CUtensorMap* map, unsigned char* dst, const std::int32_t (&at)[2],
-                                         std::uint64_t* full) {
-  if constexpr (ClusterM == 1) {
+                                         std::uint64_t* full, std::uint16_t mask = 0) {
+  if constexpr (Blocks == 1) {
     ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, dst, map, at, full);
   } else {
-    constexpr std::uint16_t kAllBlocks = (1u << ClusterM) - 1;
-    ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, dst, map, at, full, kAllBlocks);
+    ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, dst, map, at, full, mask);
   }
 }
 
@@ -216,13 +218,23 @@ __device__ __forceinline__ void copy_box(const CUtensorMap* map, unsigned char* 
 // The blocks of a cluster (ClusterM of them, neighbours along M) multiply the same B tile:
 // each loads its share of the B rows or chunks and multicasts it to all, so B crosses from
 // L2 once per cluster.
-template <class E, bool TransA, bool TransB, int ClusterM = 1>
+// With ClusterN = 2 (clusters of 2 x 2, rank = rm + 2 rn), the two blocks of a tile row
+// (same rm) also share A: each loads half its rows and multicasts them to both.
+template <class E, bool TransA, bool TransB, int ClusterM = 1, int ClusterN = 1>
 __device__ __forceinline__ void load_stage(const CUtensorMap* map_a, const CUtensorMap* map_b, unsigned char* stage,
                                            std::uint64_t* full, int m0, int n0, int ka, int kb, unsigned rank = 0) {
   ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, full, kStageBytes);
   unsigned char* a = stage;
   unsigned char* b = stage + kABytes;
-  if constexpr (!TransA) {
+  const unsigned rm = rank % ClusterM, rn = rank / ClusterM;
+  if constexpr (!TransA && ClusterN > 1) {
+    constexpr int kRows = kBM / ClusterN;  // the tensor map's box (tma_a)
+    const std::int32_t at[2] = {ka, m0 + static_cast<int>(rn) * kRows};
+    std::uint16_t mask = 0;
+#pragma unroll
+    for (int j = 0; j < ClusterN; ++j) mask |= static_cast<std::uint16_t>(1u << (rm + ClusterM * j));
+    copy_box<ClusterM * ClusterN>(map_a, a + rn * kRows * kRowBytes, at, full, mask);
+  } else if constexpr (!TransA) {
     const std::int32_t at[2] = {ka, m0};  // A is m x k: (column k, row m)
     ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, a, map_a, at, full);
   } else if constexpr (!E::kMnMajor) {  // tf32 A stored k x m: four blocks of 32 rows of A
@@ -238,17 +250,19 @@ __device__ __forceinline__ void load_stage(const CUtensorMap* map_a, const CUten
       ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, a + h * kChunkBytes, map_a, at, full);
     }
   }
+  // B: shared by the blocks of a tile column (same rn).
+  const auto b_mask = static_cast<std::uint16_t>(((1u << ClusterM) - 1) << (ClusterM * rn));
   if constexpr (TransB) {
     constexpr int kRows = kBN / ClusterM;  // the tensor map's box (tma_b)
-    const std::int32_t at[2] = {kb, n0 + static_cast<int>(rank) * kRows};  // B stored n x k
-    copy_box<ClusterM>(map_b, b + rank * kRows * kRowBytes, at, full);
+    const std::int32_t at[2] = {kb, n0 + static_cast<int>(rm) * kRows};  // B stored n x k
+    copy_box<ClusterM * ClusterN>(map_b, b + rm * kRows * kRowBytes, at, full, b_mask);
   } else {
     constexpr int kChunks = kBN / kChunk / ClusterM;
 #pragma unroll
     for (int i = 0; i < kChunks; ++i) {
-      const int q = static_cast<int>(rank) * kChunks + i;
+      const int q = static_cast<int>(rm) * kChunks + i;
       const std::int32_t at[2] = {n0 + q * kChunk, kb};  // B stored k x n
-      copy_box<ClusterM>(map_b, b + q * kChunkBytes, at, full);
+      copy_box<ClusterM * ClusterN>(map_b, b + q * kChunkBytes, at, full, b_mask);
     }
   }
 }
@@ -725,11 +739,12 @@ __device__ __forceinline__ void promoted_stages(float (&sums)[128], const unsign
 
 // The tile a cluster (or a lone block) works on: clusters walk units of ClusterM tile rows
 // by one tile column in grouped order, and block `rank` takes row `rank` of the unit.
-template <int ClusterM>
+template <int ClusterM, int ClusterN = 1>
 __device__ __forceinline__ void cluster_tile(int unit, int tiles_m, int tiles_n, unsigned rank, int& tm, int& tn) {
-  int um;
-  grouped_tile<kGroupM / ClusterM>(unit, ceil_div(tiles_m, ClusterM), tiles_n, um, tn);
-  tm = um * ClusterM + static_cast<int>(rank);
+  int um, un;
+  grouped_tile<kGroupM / ClusterM>(unit, ceil_div(tiles_m, ClusterM), ceil_div(tiles_n, ClusterN), um, un);
+  tm = um * ClusterM + static_cast<int>(rank % ClusterM);
+  tn = un * ClusterN + static_cast<int>(rank / ClusterM);
 }
 
 // ---- operands the producer loads itself ----------------------------------------------
@@ -906,12 +921,16 @@ __device__ __forceinline__ void add_partials(const float (&acc)[128], float (&to
 }
 
 
-template <class E, bool TransA, bool TransB, int ClusterM, int Promote = 0, int Loads = 0, bool StreamK = false>
+template <class E, bool TransA, bool TransB, int ClusterM, int Promote = 0, int Loads = 0, bool StreamK = false,
+          int ClusterN = 1>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                     const __grid_constant__ CUtensorMap map_c, Epilogue e, KSchedule schedule,
                     const __grid_constant__ LoadedOperands loads, const __grid_constant__ StreamKArgs sk) {
   static_assert(ClusterM == 1 || ClusterM == 2, "clusters of one or two blocks along M");
+  static_assert(ClusterN == 1 || (ClusterN == 2 && ClusterM == 2 && !TransA && !Promote && Loads == 0 && !StreamK),
+                "clusters of 2 x 2: K-major A, one plain K pass");
+  constexpr int kClusterBlocks = ClusterM * ClusterN;
   static_assert(Loads == 0 || (ClusterM == 1 && !Promote && !TransA && TransB),
                 "loaded operands: single blocks, one K pass, K-major in shared memory");
   // (3xTF32's promoted sums and a stream-K fix-up together spilled 72-160 bytes.)
@@ -939,7 +958,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       ptx::mbarrier_init(&full[s], Loads != 0 ? kWarpgroup : 1);
       // A stage is free once every consumer warp of the cluster is done with it: the
       // producers of the cluster write their share of B into every block's copy.
-      ptx::mbarrier_init(&empty[s], kConsumers * 4 * ClusterM);
+      // (In clusters of 2 x 2: the blocks of its tile row and of its tile column.)
+      ptx::mbarrier_init(&empty[s], kConsumers * 4 * (ClusterM + ClusterN - 1));
     }
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
   }
@@ -952,8 +972,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   cudaGridDependencySynchronize();
 
   const int tiles_m = ceil_div(e.m, kBM), tiles_n = ceil_div(e.n, kBN);
-  const int units = ceil_div(tiles_m, ClusterM) * tiles_n;
-  const int cluster = blockIdx.x / ClusterM, clusters = gridDim.x / ClusterM;
+  const int units = ceil_div(tiles_m, ClusterM) * ceil_div(tiles_n, ClusterN);
+  const int cluster = blockIdx.x / kClusterBlocks, clusters = gridDim.x / kClusterBlocks;
   const int k_tiles = schedule.k_tiles * schedule.segments;
   // This cluster's work: whole units round-robin, then (StreamK) pieces of the tail.
   const stream_k::Schedule plan = StreamK ? sk.schedule : stream_k::rounds_only(units, clusters, k_tiles);
@@ -972,7 +992,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       stream_k::Work work;
       while (cursor.next(work)) {
         int tm, tn;
-        cluster_tile<ClusterM>(work.unit, tiles_m, tiles_n, rank, tm, tn);
+        cluster_tile<ClusterM, ClusterN>(work.unit, tiles_m, tiles_n, rank, tm, tn);
         for (int step = work.k_begin; step < work.k_end; ++step) {
           const int segment = step / schedule.k_tiles, kt = step - segment * schedule.k_tiles;
           // A fresh barrier counts as having completed the phase before phase 0: the first
@@ -980,7 +1000,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           while (!ptx::mbarrier_try_wait_parity(&empty[stage], phase ^ 1)) {
           }
           if (issuer)
-            load_stage<E, TransA, TransB, ClusterM>(&map_a, &map_b, ring + stage * kStageBytes, &full[stage],
+            load_stage<E, TransA, TransB, ClusterM, ClusterN>(&map_a, &map_b, ring + stage * kStageBytes, &full[stage],
                                                     tm * kBM, tn * kBN, schedule.a_column(segment, kt * kBK<E>),
                                                     schedule.b_column(segment, kt * kBK<E>), rank);
           __syncwarp();
@@ -1001,9 +1021,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (lane != 0) return;
       if constexpr (ClusterM == 1) {
         ptx::mbarrier_arrive(&empty[s]);
-      } else {
+      } else if constexpr (ClusterN == 1) {
 #pragma unroll
         for (unsigned r = 0; r < ClusterM; ++r) arch::mbarrier_arrive_cluster(&empty[s], r);
+      } else {  // this block, its tile column's other block (B), its tile row's other block (A)
+        arch::mbarrier_arrive_cluster(&empty[s], rank);
+        arch::mbarrier_arrive_cluster(&empty[s], rank ^ 1u);
+        arch::mbarrier_arrive_cluster(&empty[s], rank ^ 2u);
       }
     };
     int stage = 0;
@@ -1016,7 +1040,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     stream_k::Work work;
     while (cursor.next(work)) {
       int tm, tn;
-      cluster_tile<ClusterM>(work.unit, tiles_m, tiles_n, rank, tm, tn);
+      cluster_tile<ClusterM, ClusterN>(work.unit, tiles_m, tiles_n, rank, tm, tn);
       int previous = -1;
       if constexpr (Promote || StreamK) {
         // The previous tile's accumulators are dead: without this, the first wgmma's runtime
@@ -1188,15 +1212,17 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 // The tensor-map view of A and B for the canonical (row-major C) problem: A m x k or
 // stored k x m, B stored n x k (K contiguous) or k x n.
+// A's box: in clusters of 2 x 2 (`cluster_n` 2) a block loads half the rows of its A tile.
 template <class E>
-TmaMatrix tma_a(const RowMajorGemm& g) {
+TmaMatrix tma_a(const RowMajorGemm& g, int cluster_n = 1) {
   const auto u = [](std::int64_t x) { return static_cast<std::uint64_t>(x); };
   // Stored k x m: 64-wide chunks for wgmma's MN-major read (16-bit types), 32-wide blocks
   // for the register fragments (tf32).
   if (g.trans_a)
     return {g.a, u(g.k), u(g.m), u(g.lda), E::kTma, static_cast<std::uint32_t>(kBK<E>),
             static_cast<std::uint32_t>(E::kMnMajor ? kChunk : kMnBlock)};
-  return {g.a, u(g.m), u(g.k), u(g.lda), E::kTma, kBM, static_cast<std::uint32_t>(kBK<E>)};
+  return {g.a, u(g.m), u(g.k), u(g.lda), E::kTma, static_cast<std::uint32_t>(kBM / cluster_n),
+          static_cast<std::uint32_t>(kBK<E>)};
 }
 // B's box: a block of a cluster of `cluster_m` loads 1/cluster_m of the K-major rows.
 template <class E>
@@ -1220,7 +1246,9 @@ inline TmaMatrix tma_c_transposed(const RowMajorGemm& g) {
 }
 
 // Tuning knobs, read per call so that tests and probes can force each form:
-//   GEMMLAB_WGMMA_CLUSTER  = 2 | 1          blocks per cluster along M sharing B (default 2)
+//   GEMMLAB_WGMMA_CLUSTER  = 2 | 1 | 4      blocks per cluster along M sharing B (default 2); 4:
+//                                            2 x 2, the blocks of a tile row also sharing A
+//                                            (16-bit types, K-major A, two tile columns or more)
 //   GEMMLAB_WGMMA_EPILOGUE = tma | warps | registers | bulk  C through shared memory and TMA
 //                                            where TMA can address C, else warp-stored through
 //                                            shared memory where the kernel has it (default);
@@ -1246,6 +1274,7 @@ inline TmaMatrix tma_c_transposed(const RowMajorGemm& g) {
 enum class EpilogueChoice { Tma, Warps, Registers, Bulk };
 struct Options {
   int cluster_m = 2;
+  int cluster_n = 1;  // 2: clusters of 2 x 2 (GEMMLAB_WGMMA_CLUSTER=4), where the kernel has them
   EpilogueChoice epilogue = EpilogueChoice::Tma;
   bool load_operands = false;
   bool stream_k = false;
@@ -1275,13 +1304,14 @@ inline Status read_knob(const char* name, std::initializer_list<const char*> cho
 inline Status read_options(Options& o) {
   o = Options{};
   int cluster, epilogue, operands, tail, promote, mn;
-  GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_CLUSTER", {"2", "1"}, cluster));
+  GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_CLUSTER", {"2", "1", "4"}, cluster));
   GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_EPILOGUE", {"tma", "warps", "registers", "bulk"}, epilogue));
   GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_OPERANDS", {"copy", "cp_async"}, operands));
   GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_TAIL", {"rounds", "stream_k"}, tail));
   GEMMLAB_TRY(read_knob("GEMMLAB_3XTF32_PROMOTE", {"halves", "quarters"}, promote));
   GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_TF32_MN", {"registers", "copy"}, mn));
-  o.cluster_m = cluster == 0 ? 2 : 1;
+  o.cluster_m = cluster == 1 ? 1 : 2;
+  o.cluster_n = cluster == 2 ? 2 : 1;
   o.epilogue = static_cast<EpilogueChoice>(epilogue);
   o.load_operands = operands == 1;
   o.stream_k = tail == 1;
@@ -1304,6 +1334,7 @@ inline Status check_kernel(const GemmProblem& p, const std::string& rung) {
 // the producer loads itself (kLoadA | kLoadB; the plan decides, below).
 struct Form {
   int cluster_m;
+  int cluster_n = 1;  // 2: clusters of 2 x 2 (16-bit types, K-major A, one plain K pass)
   bool tma_epilogue;
   bool warp_epilogue;  // C warp-stored through shared memory (store_tile_warps)
   bool bulk_epilogue;  // C bulk-copied from shared memory (store_tile_bulk)
@@ -1325,6 +1356,12 @@ inline Form form_of(const RowMajorGemm& g, const Options& o, int loads, bool spl
   // One row of tiles: nothing to share. Loaded operands: no multicast.
   f.cluster_m = ceil_div(g.m, kBM) >= 2 && loads == 0 ? o.cluster_m : 1;
   f.stream_k = o.stream_k && !split && !register_a && (f.cluster_m == 2 || single_block_tail);
+  // Clusters of 2 x 2 where the kernel has them (16-bit types: single_block_tail is false)
+  // and there are two tile columns to share A.
+  f.cluster_n = o.cluster_n == 2 && f.cluster_m == 2 && !single_block_tail && !g.trans_a && !split && loads == 0 &&
+                        !f.stream_k && ceil_div(g.n, kBN) >= 2
+                    ? 2
+                    : 1;
   const bool addressable = tma_requirements(c_transposed ? tma_c_transposed(g) : tma_c(g), "C").is_ok();
   f.tma_epilogue = (o.epilogue == EpilogueChoice::Tma || o.epilogue == EpilogueChoice::Bulk) && addressable;
   // The warp-stored and bulk-copied epilogues: C's rows (not C^T's), in the kernels that have
@@ -1358,14 +1395,16 @@ struct LaunchAttributes {
   cudaLaunchAttribute attrs[2];
 };
 
-template <class E, bool TransA, bool TransB, int ClusterM, int Promote = 0, int Loads = 0, bool StreamK = false>
+template <class E, bool TransA, bool TransB, int ClusterM, int Promote = 0, int Loads = 0, bool StreamK = false,
+          int ClusterN = 1>
 Status launch_config(const RowMajorGemm& g, int k_tiles, LaunchAttributes& attributes, cudaLaunchConfig_t& config,
                      stream_k::Schedule& plan) {
-  const auto kernel = wgmma_ws_kernel<E, TransA, TransB, ClusterM, Promote, Loads, StreamK>;
+  const auto kernel = wgmma_ws_kernel<E, TransA, TransB, ClusterM, Promote, Loads, StreamK, ClusterN>;
+  constexpr int kClusterBlocks = ClusterM * ClusterN;
   attributes = {};
   cudaLaunchAttribute& cluster = attributes.attrs[0];
   cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = ClusterM;
+  cluster.val.clusterDim.x = kClusterBlocks;
   cluster.val.clusterDim.y = 1;
   cluster.val.clusterDim.z = 1;
   cudaLaunchAttribute& dependent = attributes.attrs[1];
@@ -1381,14 +1420,14 @@ Status launch_config(const RowMajorGemm& g, int k_tiles, LaunchAttributes& attri
   CUDA_CHECK(raised);
   static int resident = 0;
   static const cudaError_t counted = [&] {
-    config.gridDim = dim3(ClusterM);
+    config.gridDim = dim3(kClusterBlocks);
     return cudaOccupancyMaxActiveClusters(&resident, kernel, &config);
   }();
   CUDA_CHECK(counted);
   if (resident < 1)
-    return {StatusCode::ArchMismatch, "wgmma_ws: no cluster of " + std::to_string(ClusterM) +
+    return {StatusCode::ArchMismatch, "wgmma_ws: no cluster of " + std::to_string(kClusterBlocks) +
                                           " blocks fits on this GPU (GEMMLAB_WGMMA_CLUSTER=1 runs without)"};
-  const int units = ceil_div(g.m, kBM * ClusterM) * ceil_div(g.n, kBN);
+  const int units = ceil_div(g.m, kBM * ClusterM) * ceil_div(g.n, kBN * ClusterN);
   if constexpr (StreamK) {
     plan = stream_k::with_tail(units, resident, k_tiles);
     if (plan.has_tail()) {
@@ -1397,9 +1436,9 @@ Status launch_config(const RowMajorGemm& g, int k_tiles, LaunchAttributes& attri
       return Status::ok();
     }
   }
-  config.gridDim = dim3(grid_size(units, resident, ClusterM));
+  config.gridDim = dim3(grid_size(units, resident, kClusterBlocks));
   config.numAttrs = 2;
-  plan = stream_k::rounds_only(units, static_cast<int>(config.gridDim.x) / ClusterM, k_tiles);
+  plan = stream_k::rounds_only(units, static_cast<int>(config.gridDim.x) / kClusterBlocks, k_tiles);
   return Status::ok();
 }
 
@@ -1409,14 +1448,15 @@ struct StreamKWorkspace {
   DeviceMemory partials, arrived;
 };
 
-template <class E, bool TransA, bool TransB, int ClusterM, int Promote = 0, int Loads = 0, bool StreamK = false>
+template <class E, bool TransA, bool TransB, int ClusterM, int Promote = 0, int Loads = 0, bool StreamK = false,
+          int ClusterN = 1>
 Status launch(const RowMajorGemm& g, Stream stream, const CUtensorMap& map_a, const CUtensorMap& map_b,
               const CUtensorMap& map_c, const Epilogue& e, const KSchedule& schedule,
               const LoadedOperands& loads = {}, const StreamKWorkspace* tail = nullptr) {
   LaunchAttributes attributes;
   cudaLaunchConfig_t config;
   StreamKArgs sk;
-  GEMMLAB_TRY((launch_config<E, TransA, TransB, ClusterM, Promote, Loads, StreamK>(
+  GEMMLAB_TRY((launch_config<E, TransA, TransB, ClusterM, Promote, Loads, StreamK, ClusterN>(
       g, schedule.k_tiles * schedule.segments, attributes, config, sk.schedule)));
   if constexpr (StreamK) {
     if (!sk.schedule.has_tail())  // whole rounds: the plain kernel
@@ -1430,8 +1470,8 @@ Status launch(const RowMajorGemm& g, Stream stream, const CUtensorMap& map_a, co
     sk.arrived = static_cast<int*>(tail->arrived.data());
   }
   config.stream = static_cast<cudaStream_t>(stream);
-  CUDA_CHECK(cudaLaunchKernelEx(&config, wgmma_ws_kernel<E, TransA, TransB, ClusterM, Promote, Loads, StreamK>, map_a,
-                                map_b, map_c, e, schedule, loads, sk));
+  CUDA_CHECK(cudaLaunchKernelEx(&config, wgmma_ws_kernel<E, TransA, TransB, ClusterM, Promote, Loads, StreamK, ClusterN>,
+                                map_a, map_b, map_c, e, schedule, loads, sk));
   CUDA_CHECK_LAUNCH("wgmma_ws_kernel");
   return Status::ok();
 }
@@ -1474,7 +1514,7 @@ Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule&
   RowMajorGemm view = g;
   view.k = map_k;
   CUtensorMap map_a{}, map_b{}, map_c{};
-  if (!(loads & kLoadA)) GEMMLAB_TRY(encode_tensor_map(tma_a<E>(view), "A", map_a));
+  if (!(loads & kLoadA)) GEMMLAB_TRY(encode_tensor_map(tma_a<E>(view, form.cluster_n), "A", map_a));
   if (!(loads & kLoadB)) GEMMLAB_TRY(encode_tensor_map(tma_b<E>(view, form.cluster_m), "B", map_b));
   if (form.tma_epilogue) GEMMLAB_TRY(encode_tensor_map(c_transposed ? tma_c_transposed(g) : tma_c(g), "C", map_c));
   Epilogue e{static_cast<float*>(g.c),       g.ldc, static_cast<int>(g.m), static_cast<int>(g.n),
@@ -1487,6 +1527,9 @@ Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule&
         constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
         if constexpr (kCluster == 2)
           if (form.stream_k) return launch<E, kTa, kTb, 2, false, 0, true>(g, stream, map_a, map_b, map_c, e, schedule, {}, tail);
+        if constexpr (kCluster == 2 && !kTa)
+          if (form.cluster_n == 2)
+            return launch<E, false, kTb, 2, 0, 0, false, 2>(g, stream, map_a, map_b, map_c, e, schedule);
         return launch<E, kTa, kTb, kCluster>(g, stream, map_a, map_b, map_c, e, schedule);
       });
     } else {
@@ -1780,7 +1823,9 @@ inline std::string describe_copies(const Plan& plan) {
 // " (clusters of 2, TMA-store epilogue, 128 blocks)", " (no clusters, B loaded by cp.async,
 // ...)", "(..., stream-K tail, 132 blocks)": the form run() launches for this problem.
 inline std::string describe_form(const Form& f, bool stream_k_tail, unsigned blocks) {
-  std::string text = f.cluster_m > 1 ? " (clusters of " + std::to_string(f.cluster_m) + ", " : " (no clusters, ";
+  std::string text = f.cluster_n > 1   ? " (clusters of 2 x 2 sharing A and B, "
+                     : f.cluster_m > 1 ? " (clusters of " + std::to_string(f.cluster_m) + ", "
+                                       : " (no clusters, ";
   if (f.loads != 0)
     text += std::string(f.loads == (kLoadA | kLoadB) ? "A and B" : f.loads == kLoadA ? "A" : "B") +
             " loaded by cp.async, ";
@@ -1795,10 +1840,10 @@ inline std::string describe_form(const Form& f, bool stream_k_tail, unsigned blo
 }
 
 // One instantiation of the kernel, as a type (for kernel_info's generic lambda).
-template <bool TransA, bool TransB, int ClusterM, int Promote, int Loads, bool StreamK>
+template <bool TransA, bool TransB, int ClusterM, int Promote, int Loads, bool StreamK, int ClusterN = 1>
 struct Instance {
   static constexpr bool kTransA = TransA, kTransB = TransB, kStreamK = StreamK;
-  static constexpr int kClusterM = ClusterM, kPromote = Promote, kLoads = Loads;
+  static constexpr int kClusterM = ClusterM, kPromote = Promote, kLoads = Loads, kClusterN = ClusterN;
 };
 
 template <class E, bool Split = false>
@@ -1819,11 +1864,12 @@ Status kernel_info(const GemmProblem& p, KernelInfo& out, const char* name) {
     LaunchAttributes attributes;
     cudaLaunchConfig_t config;
     stream_k::Schedule schedule;
-    GEMMLAB_TRY((launch_config<E, I::kTransA, I::kTransB, I::kClusterM, I::kPromote, I::kLoads, I::kStreamK>(
-        g, k_tiles, attributes, config, schedule)));
+    GEMMLAB_TRY((launch_config<E, I::kTransA, I::kTransB, I::kClusterM, I::kPromote, I::kLoads, I::kStreamK,
+                               I::kClusterN>(g, k_tiles, attributes, config, schedule)));
     const bool tail = I::kStreamK && schedule.has_tail();
-    const auto kernel = tail ? wgmma_ws_kernel<E, I::kTransA, I::kTransB, I::kClusterM, I::kPromote, I::kLoads, I::kStreamK>
-                             : wgmma_ws_kernel<E, I::kTransA, I::kTransB, I::kClusterM, I::kPromote, I::kLoads, false>;
+    const auto kernel =
+        tail ? wgmma_ws_kernel<E, I::kTransA, I::kTransB, I::kClusterM, I::kPromote, I::kLoads, I::kStreamK, I::kClusterN>
+             : wgmma_ws_kernel<E, I::kTransA, I::kTransB, I::kClusterM, I::kPromote, I::kLoads, false, I::kClusterN>;
     const std::string promote = I::kPromote == kPromoteQuarters ? ", big·big sums promoted by m64n64 quarters"
                                 : I::kPromote == kPromoteHalves  ? ", big·big sums promoted by m64n128 halves"
                                                                  : "";
@@ -1839,6 +1885,8 @@ Status kernel_info(const GemmProblem& p, KernelInfo& out, const char* name) {
         constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
         if constexpr (kCluster == 2)
           if (form.stream_k) return describe(Instance<kTa, kTb, 2, false, 0, true>{}, kTa, kTb);
+        if constexpr (kCluster == 2 && !kTa)
+          if (form.cluster_n == 2) return describe(Instance<false, kTb, 2, 0, 0, false, 2>{}, kTa, kTb);
         return describe(Instance<kTa, kTb, kCluster, false, 0, false>{}, kTa, kTb);
       });
     } else {
