@@ -402,30 +402,55 @@ __device__ __forceinline__ void store_chunk_from_registers(const float (&r)[128]
   }
 }
 
+// The chunk of a tile that straddles C's last column (q, known only at run time), from
+// registers: one case per chunk, since registers can only be named by constants.
+template <bool PermutedRows>
+__device__ __forceinline__ void store_straddling_chunk(const float (&r)[128], const Epilogue& e, int q, int row0,
+                                                       int col) {
+  static_assert(kBN / kEpilogueCols == 8, "one case per chunk");
+  switch (q) {
+    case 0: store_chunk_from_registers<PermutedRows, kEpilogueCols>(r, e, 0, row0, col); break;
+    case 1: store_chunk_from_registers<PermutedRows, kEpilogueCols>(r, e, 1, row0, col); break;
+    case 2: store_chunk_from_registers<PermutedRows, kEpilogueCols>(r, e, 2, row0, col); break;
+    case 3: store_chunk_from_registers<PermutedRows, kEpilogueCols>(r, e, 3, row0, col); break;
+    case 4: store_chunk_from_registers<PermutedRows, kEpilogueCols>(r, e, 4, row0, col); break;
+    case 5: store_chunk_from_registers<PermutedRows, kEpilogueCols>(r, e, 5, row0, col); break;
+    case 6: store_chunk_from_registers<PermutedRows, kEpilogueCols>(r, e, 6, row0, col); break;
+    default: store_chunk_from_registers<PermutedRows, kEpilogueCols>(r, e, 7, row0, col); break;
+  }
+}
+
 // The TMA-store epilogue of one consumer warpgroup: its 64 x 256 tile of C goes out 32
 // columns at a time. The warpgroup stages a chunk (stage_chunk), and one thread stores it
 // with TMA, which clips what lies below C, while the warpgroup fills the other buffer. The
 // stores are full 128-byte lines, and the thread moves on once shared memory is read, not
 // when C is written.
-template <bool PermutedRows>
-__device__ __forceinline__ void store_tile_tma(const float (&r)[128], const Epilogue& e, const CUtensorMap* map_c,
-                                               unsigned char* buffers, int row0, int col0, int warpgroup) {
-  if (row0 >= e.m) return;  // the whole warpgroup's rows lie below C
+// A chunk that straddles C's last column goes out from registers (a TMA store wrote past
+// column n where n is not a multiple of 4: the GPU tests caught it on an H100; rows are
+// clipped exactly).
+// The code runs once per tile, so it is fetched cold each time: the chunks that run are
+// kept together. Beta is chosen once per tile (AddC), not per chunk, and with
+// StraddleAfter the straddling chunk goes out after the loop. Inline, that rare code sat
+// between the chunks and the warps stalled on instruction fetch for 43 % of the bf16
+// epilogue's samples; with both, bf16 4096^3 ran 0.977x cuBLAS against 0.962x (Nsight
+// Compute and three interleaved rounds, session 13, results/h100/tuning.md). StraddleAfter
+// keeps every accumulator live to the end of the loop, which spilled in the 3xTF32 kernels:
+// the 16-bit types only.
+template <bool PermutedRows, bool AddC, bool StraddleAfter>
+__device__ __forceinline__ void store_chunks_tma(const float (&r)[128], const Epilogue& e, const CUtensorMap* map_c,
+                                                 unsigned char* buffers, int row0, int col0, int warpgroup) {
   const bool issuer = threadIdx.x % kWarpgroup == 0;
   const int barrier = 1 + warpgroup;  // named barrier 0 is __syncthreads
 #pragma unroll
   for (int q = 0; q < kBN / kEpilogueCols; ++q) {
     const int col = col0 + q * kEpilogueCols;
     if (col + kEpilogueCols > e.n) {
-      // A chunk that straddles C's last column goes out from registers: a TMA store wrote
-      // past column n where n is not a multiple of 4 (the GPU tests caught it on an H100;
-      // rows are clipped exactly). (No `break`: with one, ptxas put the accumulators on
-      // the stack.)
-      if (col < e.n) store_chunk_from_registers<PermutedRows, kEpilogueCols>(r, e, q, row0, col);
+      // (No `break`: with one, ptxas put the accumulators on the stack.)
+      if (!StraddleAfter && col < e.n) store_chunk_from_registers<PermutedRows, kEpilogueCols>(r, e, q, row0, col);
       continue;
     }
     unsigned char* buffer = free_epilogue_buffer(buffers, q, issuer, barrier);
-    stage_chunk<PermutedRows>(r, e, buffer, q, row0, col, e.beta != 0.0f);
+    stage_chunk<PermutedRows>(r, e, buffer, q, row0, col, AddC);
     ptx::fence_proxy_async(ptx::space_shared);  // the writes, visible to the TMA engine
     arch::named_barrier_sync(barrier, kWarpgroup);
     if (issuer) {
@@ -434,6 +459,21 @@ __device__ __forceinline__ void store_tile_tma(const float (&r)[128], const Epil
       ptx::cp_async_bulk_commit_group();
     }
   }
+  if constexpr (StraddleAfter) {
+    const int cols_left = e.n - col0;  // > 0: the tile starts inside C
+    if (cols_left < kBN && cols_left % kEpilogueCols != 0) {
+      const int q = cols_left / kEpilogueCols;
+      store_straddling_chunk<PermutedRows>(r, e, q, row0, col0 + q * kEpilogueCols);
+    }
+  }
+}
+
+template <bool PermutedRows, bool StraddleAfter>
+__device__ __forceinline__ void store_tile_tma(const float (&r)[128], const Epilogue& e, const CUtensorMap* map_c,
+                                               unsigned char* buffers, int row0, int col0, int warpgroup) {
+  if (row0 >= e.m) return;  // the whole warpgroup's rows lie below C
+  if (e.beta != 0.0f) store_chunks_tma<PermutedRows, true, StraddleAfter>(r, e, map_c, buffers, row0, col0, warpgroup);
+  else store_chunks_tma<PermutedRows, false, StraddleAfter>(r, e, map_c, buffers, row0, col0, warpgroup);
 }
 
 // The warp-stored epilogue, for a C that TMA cannot address (row pitch or base not a
@@ -1130,7 +1170,7 @@ __global__ void __launch_bounds__(kThreads, 1)
               store_tile_tma_transposed(r, e, &map_c, buffers, wg_row0, tn * kBN, warpgroup);
               return;
             }
-          store_tile_tma<kRegisterA>(r, e, &map_c, buffers, wg_row0, tn * kBN, warpgroup);
+          store_tile_tma<kRegisterA, E::kMnMajor>(r, e, &map_c, buffers, wg_row0, tn * kBN, warpgroup);
           return;
         }
         const int row_0 = wg_row0 + accumulator_row<kRegisterA>(warp, lane, 0);
