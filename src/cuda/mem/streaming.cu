@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(kStreamThreads)
 }
 
 // The read ceiling through the tensor memory accelerator's bulk copies: one block per SM
-// keeps kBulkStages tiles of kBulkTileBytes in flight (192 KiB: more bytes in flight per SM
+// keeps kBulkStages tiles of kBulkTileBytes in flight (224 KiB: more bytes in flight per SM
 // than registers can hold), its threads sum each tile out of shared memory while the next
 // ones land. Blocks take tiles round-robin, then one slice each of the rest, so all read the
 // same bytes (bulk_split.hpp); ordinary loads take the last few kilobytes.
