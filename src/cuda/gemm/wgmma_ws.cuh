@@ -115,6 +115,7 @@ constexpr int kRowBytes = 128;       // one swizzled row of a tile: 128 bytes of
 constexpr int kStages = 4;
 constexpr int kConsumers = 2;        // warpgroups of 64 rows each
 constexpr int kWarpgroup = 128;
+constexpr int kWarpgroupWarps = kWarpgroup / 32;
 constexpr int kThreads = kWarpgroup * (kConsumers + 1);
 constexpr int kABytes = kBM * kRowBytes;  // 16 KiB
 constexpr int kBBytes = kBN * kRowBytes;  // 32 KiB
@@ -360,7 +361,12 @@ __device__ __forceinline__ unsigned char* free_epilogue_buffer(unsigned char* bu
 // wavefronts per warp instead of two (Nsight Compute, session 11: 4.4 per request, about
 // 1.5 % of a bf16 4096^3 run; results/h100/tuning.md). (With permuted rows, lanes 16 apart
 // write rows 16 apart: two-way conflicts on top.)
-template <bool PermutedRows>
+// With SharedStores the writes are st.shared at 32-bit addresses; without, generic stores
+// with 64-bit ones (the compiler cannot tell that `buffer` is shared memory). The
+// warp-stored epilogue takes st.shared (with its reads, bf16 4095^3 about 2 us faster,
+// session 14, results/h100/tuning.md); the TMA epilogue keeps the generic stores: with
+// shared ones bf16 4096^3 did not move, and a tf32 stream-K kernel spilled 48 bytes.
+template <bool PermutedRows, bool SharedStores = false>
 __device__ __forceinline__ void stage_chunk(const float (&r)[128], const Epilogue& e, unsigned char* buffer, int q,
                                             int row0, int col, bool add_c) {
   const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
@@ -382,7 +388,10 @@ __device__ __forceinline__ void stage_chunk(const float (&r)[128], const Epilogu
       // Byte 4 * (8jj + 2(lane%4)) of the row: 16-byte chunk 2jj + (lane%4)/2, swizzled
       // by the row's place in its 8-row atom.
       const int chunk = (2 * jj + (lane % 4) / 2) ^ (row % 8);
-      *reinterpret_cast<float2*>(buffer + row * kRowBytes + chunk * 16 + (lane % 2) * 8) = v;
+      if constexpr (SharedStores)
+        arch::st_shared_v2_f32(arch::smem_address(buffer) + row * kRowBytes + chunk * 16 + (lane % 2) * 8, v.x, v.y);
+      else
+        *reinterpret_cast<float2*>(buffer + row * kRowBytes + chunk * 16 + (lane % 2) * 8) = v;
     }
   }
 }
@@ -484,33 +493,44 @@ __device__ __forceinline__ void store_tile_tma(const float (&r)[128], const Epil
 // stages each chunk as for TMA, meets, and each warp stores a quarter of its rows, one
 // 128-byte store per row at any alignment (lane l: column col + l; conflict-free reads of
 // the swizzled buffer), adding beta * C. The buffers alternate, so one meeting per chunk
-// suffices within a tile: a warp that reached it has read the chunk before.
-template <bool PermutedRows>
-__device__ __forceinline__ void store_tile_warps(const float (&r)[128], const Epilogue& e, unsigned char* buffers,
-                                                 int row0, int col0, int warpgroup) {
-  if (row0 >= e.m) return;
+// suffices within a tile: a warp that reached it has read the chunk before. As in
+// store_chunks_tma, beta is chosen once per tile (AddC): the code runs once per tile and is
+// fetched cold, so the path that does not run should not lie between the chunks.
+template <bool PermutedRows, bool AddC>
+__device__ __forceinline__ void store_chunks_warps(const float (&r)[128], const Epilogue& e, unsigned char* buffers,
+                                                   int row0, int col0, int warpgroup) {
   const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
   const int barrier = 1 + warpgroup;
+  const int rows = min(kEpilogueRows, e.m - row0);  // > 0: store_tile_warps
+  const long long step = static_cast<long long>(kWarpgroupWarps) * e.ldc;  // a warp's rows
 #pragma unroll
   for (int q = 0; q < kBN / kEpilogueCols; ++q) {
     const int col = col0 + q * kEpilogueCols;
     if (col >= e.n) continue;  // (no `break`: store_tile_tma)
     unsigned char* buffer = buffers + (q % kEpilogueBuffers) * kEpilogueBufferBytes;
-    stage_chunk<PermutedRows>(r, e, buffer, q, row0, col, false);
+    stage_chunk<PermutedRows, true>(r, e, buffer, q, row0, col, false);
     arch::named_barrier_sync(barrier, kWarpgroup);
     if (col + lane < e.n) {
-      const unsigned char* words = buffer + (lane % 4) * 4;
+      const unsigned words = arch::smem_address(buffer) + (lane % 4) * 4;
+      float* c = e.c + static_cast<long long>(row0 + warp) * e.ldc + col + lane;
 #pragma unroll 4
-      for (int row = warp; row < kEpilogueRows && row0 + row < e.m; row += 4) {
-        float v = *reinterpret_cast<const float*>(words + row * kRowBytes + (((lane / 4) ^ (row % 8)) * 16));
-        float* c = e.c + static_cast<long long>(row0 + row) * e.ldc + col + lane;
-        if (e.beta != 0.0f) v = fmaf(e.beta, *c, v);
+      for (int row = warp; row < rows; row += kWarpgroupWarps, c += step) {
+        float v = arch::ld_shared_f32(words + row * kRowBytes + (((lane / 4) ^ (row % 8)) * 16));
+        if constexpr (AddC) v = fmaf(e.beta, *c, v);
         *c = v;
       }
     }
   }
   // The next tile may start in either buffer: every warp is done reading.
   arch::named_barrier_sync(barrier, kWarpgroup);
+}
+
+template <bool PermutedRows>
+__device__ __forceinline__ void store_tile_warps(const float (&r)[128], const Epilogue& e, unsigned char* buffers,
+                                                 int row0, int col0, int warpgroup) {
+  if (row0 >= e.m) return;
+  if (e.beta != 0.0f) store_chunks_warps<PermutedRows, true>(r, e, buffers, row0, col0, warpgroup);
+  else store_chunks_warps<PermutedRows, false>(r, e, buffers, row0, col0, warpgroup);
 }
 
 // The bulk-copied epilogue (GEMMLAB_WGMMA_EPILOGUE=bulk), for a C that TMA cannot address,
@@ -985,6 +1005,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   extern __shared__ unsigned char smem_raw[];
   // The swizzle pattern is a function of the address: every stage starts on an atom. (The
   // same offset in every block of a cluster: multicast copies land at the same place.)
+  // (Rounded as an integer, so the compiler does not know these pointers are shared memory:
+  // stage_chunk says where that matters.)
   unsigned char* ring = reinterpret_cast<unsigned char*>(
       (reinterpret_cast<std::uintptr_t>(smem_raw) + kAtomBytes - 1) / kAtomBytes * kAtomBytes);
   unsigned char* epilogue_buffers = ring + kStages * kStageBytes;
