@@ -6,7 +6,7 @@ namespace gemmlab::cuda::mem {
 
 // The bulk read: 7 stages of 32 KiB per SM, 512 threads summing them. Of the shapes swept
 // on one H100 (session 14, results/h100/probes/session14/read-shapes/), 32 KiB x 7 read
-// 94.4-94.8 % of theoretical against 93.8-94.1 % for 48 KiB x 4; 24, 40 and 56 KiB tiles
+// 94.4-94.8 % of theoretical against 93.8-94.2 % for 48 KiB x 4; 24, 40 and 56 KiB tiles
 // or fewer bytes in flight (32 KiB x 4-5) read 92.8-93.5 %.
 inline constexpr int kBulkStages = 7;
 inline constexpr int kBulkTileBytes = 32 * 1024;
