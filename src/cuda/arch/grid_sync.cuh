@@ -1,25 +1,22 @@
 // Counters in global memory that blocks of one grid use to hand data to each other (the
-// stream-K fix-up of wgmma_ws.cuh): a release add after a block's writes, an acquire load
-// before another block reads them. PTX ISA 8.x, "red" and "ld" with .release / .acquire at
-// .gpu scope (memory consistency model, section 8). Device code only.
+// stream-K tail of wgmma_ws.cuh): an acquire-release add after a block's writes, whose old
+// value tells the block whether it came last and, if so, orders its later reads after the
+// others' writes. PTX ISA 8.x, "atom" with .acq_rel at .gpu scope (memory consistency
+// model, section 8). Device code only.
 #pragma once
 
 #include <cuda_runtime.h>
 
 namespace gemmlab::cuda::arch {
 
-// *counter += value, after (release) every write this thread has made or has seen through
-// a barrier before: the writes of the whole block when it follows bar.sync (cumulativity).
-__device__ __forceinline__ void release_add_gpu(int* counter, int value) {
-  asm volatile("red.release.gpu.global.add.s32 [%0], %1;\n" ::"l"(counter), "r"(value) : "memory");
-}
-
-// *counter, before (acquire) every later read of this thread and, through a following
-// bar.sync, of the block.
-__device__ __forceinline__ int load_acquire_gpu(const int* counter) {
-  int value;
-  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(value) : "l"(counter) : "memory");
-  return value;
+// *counter += value, returning the old value: after (release) every write this thread has
+// made or has seen through a barrier before (the writes of the whole block when it follows
+// bar.sync: cumulativity), and before (acquire) its later reads and, through a following
+// bar.sync, the block's.
+__device__ __forceinline__ int acq_rel_add_gpu(int* counter, int value) {
+  int old;
+  asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], %2;\n" : "=r"(old) : "l"(counter), "r"(value) : "memory");
+  return old;
 }
 
 // *counter = value, with no ordering (a reset no other block reads before the grid ends).

@@ -1,20 +1,24 @@
 // The work of a persistent GEMM kernel, cluster by cluster, with a stream-K tail
 // (wgmma_ws.cuh, GEMMLAB_WGMMA_TAIL=stream_k). Plain C++, so that the host tests
 // (tests/unit/test_stream_k.cpp) check the kernel's own schedule: every K step of every
-// unit done once, the clusters evenly loaded, and no owner ever waiting on work that comes
-// after its own.
+// unit done once, the clusters evenly loaded, and each cluster's tail in the order below.
 //
 // Whole units (tiles, or a cluster's tiles) fill as many rounds as every cluster can take:
 // `dp_units` of them, dealt round-robin. Units left over would leave clusters idle in a
 // last, partial round (at 8192^3 on an H100: 1024 units for 66 clusters, 15.5 rounds), so
-// their K steps are laid end to end and cut into one equal range per cluster. A range
-// starts inside one unit, may cover whole units, and ends inside another. The cluster whose
-// range holds a unit's first K step owns the unit: it finishes the sum, adding the partial
-// sums of the clusters after it, and writes C. Those (the "writers") reach the unit at the
-// start of their ranges, the owner at the end of its own: the partials are written by the
-// time the owner waits for them. Every cluster gets at least kMinSteps steps, so that the
-// writers of a unit are exactly the clusters between its owner and the one holding its last
-// step.
+// their K steps are laid end to end and cut into one equal range per cluster (shorter than
+// a unit: fewer units are left than clusters). A range starts inside one unit and may end
+// inside the next. The cluster whose range holds a unit's first K step is its owner; the
+// clusters after it that hold its other steps are its writers. Each cluster runs its range
+// last piece first: the piece that starts a unit (K offsets 0 ...), then the end of the
+// unit before. In step order, neighbouring clusters would sit at K offsets a fraction of a
+// unit apart and share no operand tiles in L2 (at 4096^3 tf32 the tail doubled the
+// kernel's DRAM reads); last piece first, every cluster whose range holds a unit's start
+// begins at offset 0, as in the rounds. Then the owner finishes its piece before its
+// writers do, so whichever piece of a unit arrives last adds the others and writes C
+// (wgmma_ws.cuh, "the stream-K tail"). Every cluster gets at least kMinSteps steps, so that
+// the writers of a unit are exactly the clusters between its owner and the one holding its
+// last step.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -82,7 +86,8 @@ struct Work {
   GEMMLAB_STREAM_K_HD constexpr bool owns(int k_steps) const { return k_begin == 0 && k_end < k_steps; }
 };
 
-// Walks cluster c's work in order: its round-robin units, then the pieces of its tail range.
+// Walks cluster c's work in order: its round-robin units, then the pieces of its tail range,
+// last piece first.
 //   Cursor w(schedule, c); Work item; while (w.next(item)) { ... }
 class Cursor {
  public:
@@ -94,13 +99,13 @@ class Cursor {
       unit_ += s_.clusters;
       return true;
     }
-    if (step_ >= end_) return false;
-    const int u = s_.tail_unit_of(step_);
-    const int k = static_cast<int>(step_ - static_cast<long long>(u) * s_.k_steps);
-    const long long left = end_ - step_;
-    const int k_end = left < s_.k_steps - k ? k + static_cast<int>(left) : s_.k_steps;
-    w = {s_.dp_units + u, k, k_end};
-    step_ += k_end - k;
+    if (end_ <= step_) return false;
+    // The range's pieces last-first: the one that starts a unit (K offsets 0 ...) first.
+    const int u = s_.tail_unit_of(end_ - 1);
+    const long long unit_start = static_cast<long long>(u) * s_.k_steps;
+    const long long start = step_ > unit_start ? step_ : unit_start;
+    w = {s_.dp_units + u, static_cast<int>(start - unit_start), static_cast<int>(end_ - unit_start)};
+    end_ = start;
     return true;
   }
 

@@ -28,7 +28,8 @@
 // Whole rounds leave SMs idle where the units do not divide evenly (128 of 132 blocks at
 // 4096^3 and 8192^3). With GEMMLAB_WGMMA_TAIL=stream_k the units left over after the whole
 // rounds are cut by K over all clusters instead, and partial sums meet in global memory
-// (stream_k.hpp, "the stream-K tail"; measured slower at 4096^3, so not the default).
+// (stream_k.hpp, "the stream-K tail"; not the default: bf16 and tf32 at 8192^3 about 1-2 %
+// faster, at 4096^3 slower, session 14, results/h100/tuning.md).
 //
 // Any shape: TMA zero-fills what lies outside A and B (ragged M, N and K cost nothing
 // extra), stores are predicated. An operand whose K is contiguous is read K-major; for
@@ -935,51 +936,40 @@ __device__ __forceinline__ void produce_loaded(const CUtensorMap* map_a, const C
 
 // ---- the stream-K tail ---------------------------------------------------------------
 // With GEMMLAB_WGMMA_TAIL=stream_k, units left over after the whole rounds are cut by K
-// across all clusters (stream_k.hpp). A block whose piece of such a unit is not the first
-// (a writer) leaves its partial sums in global memory and counts itself on the unit's
-// counter; the block with the first piece (the owner, last in its own work) waits for the
-// writers, adds their partials and writes C.
+// across all clusters (stream_k.hpp). Every piece of such a unit leaves its partial sums in
+// global memory and counts itself on the unit's counter; the piece that arrives last adds
+// the others' partials and writes C. No block waits for another: each cluster runs the
+// piece that starts a unit first (stream_k.hpp says why), before that unit's writers are
+// done. The last-first order took the 4096^3 tf32 tail's DRAM reads from 670 to 388 MB and
+// its cycles from 640k to 589k (rounds: 585k); bf16 4096^3 +3 %, 8192^3 within 0.5 %
+// (session 14, results/h100/tuning.md).
 constexpr int kConsumerThreads = kConsumers * kWarpgroup;
 constexpr int kTileFloats = kBM * kBN;  // a block's accumulators: 128 per consumer thread
 constexpr int kStreamKBarrier = 1 + kConsumers;  // named barriers 1..kConsumers: the epilogues
+constexpr int kPartialsPerBlock = 2;  // a range holds at most two pieces: one starts a unit
 struct StreamKArgs {
   stream_k::Schedule schedule;  // of the clusters; read only by the stream-K instantiation
-  float* partials = nullptr;    // one tile per block (a block writes at most one partial)
-  int* arrived = nullptr;       // per tail unit and rank in the cluster: writers done; 0 between runs
+  float* partials = nullptr;    // two tiles per block: the piece that starts a unit, the other
+  int* arrived = nullptr;       // per tail unit and rank in the cluster: pieces done; 0 between runs
 };
 
-// A writer: its accumulators, element i of consumer thread t at partial[i * 256 + t]
-// (coalesced, and the owner's thread t holds the same elements), then one release add.
-__device__ __forceinline__ void write_partial(const float (&acc)[128], float* partial, int* arrived) {
+// A piece of a tail unit: its accumulators, element i of consumer thread t at
+// partial[i * 256 + t] (coalesced), then one count on the unit's counter. Returns whether this
+// piece arrived last: then it adds the others' partials and stores C.
+__device__ __forceinline__ bool arrive_partial(const float (&acc)[128], float* partial, int* arrived, int pieces,
+                                               int* last_flag) {
   const int t = threadIdx.x;  // consumer threads are the first kConsumerThreads
 #pragma unroll
   for (int i = 0; i < 128; ++i) __stcg(partial + i * kConsumerThreads + t, acc[i]);
   arch::named_barrier_sync(kStreamKBarrier, kConsumerThreads);
-  if (t == 0) arch::release_add_gpu(arrived, 1);
-}
-
-// The owner: waits for `writers` partials (blocks `first_writer`, `first_writer` +
-// ClusterM, ...) and returns acc plus them in `total`, resetting the counter for the next
-// run. (A separate array: adds into registers a wgmma accumulates into serialise the MMAs.)
-template <int ClusterM>
-__device__ __forceinline__ void add_partials(const float (&acc)[128], float (&total)[128], const float* partials,
-                                             int first_writer, int writers, int* arrived) {
-  const int t = threadIdx.x;
   if (t == 0) {
-    while (arch::load_acquire_gpu(arrived) < writers) {
-    }
-    arch::store_relaxed_gpu(arrived, 0);
+    const bool last = arch::acq_rel_add_gpu(arrived, 1) == pieces - 1;
+    if (last) arch::store_relaxed_gpu(arrived, 0);  // for the next run
+    *last_flag = last;
   }
   arch::named_barrier_sync(kStreamKBarrier, kConsumerThreads);
-#pragma unroll
-  for (int i = 0; i < 128; ++i) total[i] = acc[i];
-  for (int w = 0; w < writers; ++w) {
-    const float* partial = partials + static_cast<long long>(first_writer + w * ClusterM) * kTileFloats;
-#pragma unroll
-    for (int i = 0; i < 128; ++i) total[i] += __ldcg(partial + i * kConsumerThreads + t);
-  }
+  return *last_flag != 0;
 }
-
 
 template <class E, bool TransA, bool TransB, int ClusterM, int Promote = 0, int Loads = 0, bool StreamK = false,
           int ClusterN = 1>
@@ -1011,6 +1001,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       (reinterpret_cast<std::uintptr_t>(smem_raw) + kAtomBytes - 1) / kAtomBytes * kAtomBytes);
   unsigned char* epilogue_buffers = ring + kStages * kStageBytes;
   __shared__ std::uint64_t full[kStages], empty[kStages];
+  __shared__ int tail_last;  // the stream-K tail: whether this block's piece arrived last
 
   const int warpgroup = threadIdx.x / kWarpgroup;
   const unsigned rank = ClusterM > 1 ? arch::cluster_rank() : 0;
@@ -1212,20 +1203,31 @@ __global__ void __launch_bounds__(kThreads, 1)
           store_pair(e, row_1, col0 + 8 * j, r[4 * j + 2], r[4 * j + 3]);
         }
       };
-      // The unit's sums: stored; or, for a piece of a stream-K tail unit, left for its owner,
-      // or (the owner) added to the writers' partials and stored.
+      // The unit's sums: stored; or, for a piece of a stream-K tail unit, left as a partial,
+      // and by the piece that arrives last added to the others' partials and stored.
       const auto finish = [&](const float (&r)[128]) {
         if constexpr (StreamK) {
           if (!work.whole(k_tiles)) {
             const int u = work.unit - plan.dp_units;  // a tail unit
             int* arrived = sk.arrived + u * ClusterM + static_cast<int>(rank);
-            if (!work.owns(k_tiles)) {
-              write_partial(r, sk.partials + static_cast<long long>(blockIdx.x) * kTileFloats, arrived);
+            // Two partial slots per block: the piece that starts its unit, and the other.
+            const auto slot = [&](int c, int k_begin) {
+              return sk.partials + static_cast<long long>((c * kPartialsPerBlock + (k_begin == 0 ? 0 : 1)) * ClusterM +
+                                                          static_cast<int>(rank)) * kTileFloats;
+            };
+            const int owner = plan.owner(u), writers = plan.writers(u);
+            if (!arrive_partial(r, slot(cluster, work.k_begin), arrived, writers + 1, &tail_last))
               return;
+            float total[128];  // (adds into registers a wgmma accumulates into serialise the MMAs)
+#pragma unroll
+            for (int i = 0; i < 128; ++i) total[i] = r[i];
+            const int t = threadIdx.x;
+            for (int c = owner; c <= owner + writers; ++c) {
+              if (c == cluster) continue;
+              const float* partial = slot(c, c == owner ? 0 : 1);
+#pragma unroll
+              for (int i = 0; i < 128; ++i) total[i] += __ldcg(partial + i * kConsumerThreads + t);
             }
-            float total[128];
-            add_partials<ClusterM>(r, total, sk.partials, (cluster + 1) * ClusterM + static_cast<int>(rank),
-                                   plan.writers(u), arrived);
             store(total);
             return;
           }
@@ -1504,8 +1506,8 @@ Status launch_config(const RowMajorGemm& g, int k_tiles, LaunchAttributes& attri
   return Status::ok();
 }
 
-// The stream-K tail's global memory (sized by prepare()): a partial tile per block and a
-// counter per tail unit and rank, zero between runs (each owner resets its own).
+// The stream-K tail's global memory (sized by prepare()): two partial tiles per block and a
+// counter per tail unit and rank, zero between runs (the last piece resets its own).
 struct StreamKWorkspace {
   DeviceMemory partials, arrived;
 };
@@ -1524,7 +1526,8 @@ Status launch(const RowMajorGemm& g, Stream stream, const CUtensorMap& map_a, co
     if (!sk.schedule.has_tail())  // whole rounds: the plain kernel
       return launch<E, TransA, TransB, ClusterM, Promote, Loads, false>(g, stream, map_a, map_b, map_c, e, schedule,
                                                                          loads);
-    const std::size_t partial_bytes = static_cast<std::size_t>(config.gridDim.x) * kTileFloats * sizeof(float);
+    const std::size_t partial_bytes =
+        kPartialsPerBlock * static_cast<std::size_t>(config.gridDim.x) * kTileFloats * sizeof(float);
     if (tail == nullptr || tail->partials.bytes() < partial_bytes ||
         tail->arrived.bytes() < static_cast<std::size_t>(config.gridDim.x) * sizeof(int))
       return {StatusCode::InternalError, "wgmma_ws: run() before prepare() sized the stream-K workspace"};
@@ -1762,7 +1765,7 @@ struct Workspace {
   StreamKWorkspace tail;   // the stream-K tail's partials and counters
   // Room for the stream-K tail of a grid of up to `blocks`; new counters start at zero.
   Status reserve_tail(int blocks) {
-    const std::size_t partial_bytes = static_cast<std::size_t>(blocks) * kTileFloats * sizeof(float);
+    const std::size_t partial_bytes = kPartialsPerBlock * static_cast<std::size_t>(blocks) * kTileFloats * sizeof(float);
     if (tail.partials.bytes() < partial_bytes) {
       tail.partials = DeviceMemory{};
       GEMMLAB_TRY(DeviceMemory::allocate(partial_bytes, tail.partials));
