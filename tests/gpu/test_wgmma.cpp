@@ -29,6 +29,7 @@
 #include "core/reference.hpp"
 #include "core/verify.hpp"
 #include "cuda/gemm/rungs.hpp"
+#include "cuda/gemm/stream_k.hpp"
 #include "gemmlab/gemm.hpp"
 #include "gemmlab/registry.hpp"
 
@@ -423,6 +424,29 @@ TEST(Wgmma, StreamKTailGivesTheSameSums) {
   unsetenv("GEMMLAB_WGMMA_OPERANDS");
   unsetenv("GEMMLAB_WGMMA_TAIL");
   unsetenv("GEMMLAB_WGMMA_CLUSTER");
+}
+
+// GEMMLAB_WGMMA_TAIL unset (auto): the tail where stream_k::tail_pays says so for the
+// clusters this GPU's SMs make, whole rounds elsewhere (explain names the form run() launches).
+TEST(Wgmma, StreamKTailByDefaultWherePaid) {
+  REQUIRE_HOPPER();
+  ASSERT_EQ(unsetenv("GEMMLAB_WGMMA_TAIL"), 0);
+  ASSERT_EQ(unsetenv("GEMMLAB_WGMMA_CLUSTER"), 0);
+  int device = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  const Variant bf16 = cuda::wgmma_ws_variant(DType::BF16);
+  for (const std::int64_t size : {4096, 8192}) {
+    const Case c{size, size, size, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0};
+    DeviceArray buffer(1 << 20);
+    GemmProblem p = problem_of(bf16, c);  // descriptors only: explain reads no data
+    p.a.data = p.b.data = p.c.data = buffer.p;
+    KernelInfo info;
+    ASSERT_TRUE(bf16.kernel_info(p, info).is_ok());
+    const int units = static_cast<int>((size / 256) * (size / 256));  // 2 x 128 rows by 256 columns
+    const bool expected = cuda::stream_k::tail_pays(units, sms / 2, static_cast<int>(size / 64));
+    EXPECT_EQ(info.name.find("stream-K tail") != std::string::npos, expected) << size << ": " << info.name;
+  }
 }
 
 // Every instantiation of the tensor-core kernels keeps its state in registers: no local

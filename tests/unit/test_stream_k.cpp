@@ -114,5 +114,20 @@ TEST(StreamK, ClusterOfMatchesTheRanges) {
   EXPECT_EQ(rounds_only(1024, 66, 128).dp_units, 1024);
 }
 
+// GEMMLAB_WGMMA_TAIL=auto: the tail where the idle share of the last round, in K steps per
+// cluster, reaches its cost (kTailCostSteps).
+TEST(StreamK, TailPaysWhereTheLastRoundLeavesEnoughIdle) {
+  EXPECT_FALSE(tail_pays(256, 66, 64));    // 4096^3 bf16: 8 of 66 idle, 7.8 steps < 20
+  EXPECT_FALSE(tail_pays(256, 66, 128));   // 4096^3 tf32: 15.5 steps
+  EXPECT_TRUE(tail_pays(1024, 66, 128));   // 8192^3 bf16: 32 of 66 idle, 62 steps
+  EXPECT_TRUE(tail_pays(1024, 66, 256));   // 8192^3 tf32
+  EXPECT_FALSE(tail_pays(1024, 66, 40));   // 19.4 steps
+  EXPECT_TRUE(tail_pays(1024, 66, 42));    // 20.4 steps
+  EXPECT_FALSE(tail_pays(132, 66, 1000));  // whole rounds: nothing idle
+  EXPECT_TRUE(tail_pays(67, 66, 100));     // one unit over: 65 clusters idle
+  EXPECT_FALSE(tail_pays(0, 66, 100));
+  EXPECT_FALSE(tail_pays(100, 0, 100));
+}
+
 }  // namespace
 }  // namespace gemmlab::cuda::stream_k

@@ -55,6 +55,21 @@ struct Schedule {
   }
 };
 
+// Whether a tail pays for itself where the choice is left to the kernel
+// (GEMMLAB_WGMMA_TAIL=auto). It saves the idle share of the last round, (clusters - left) /
+// clusters of a unit's K steps per cluster (left: the units over whole rounds), and costs
+// about kTailCostSteps K steps: the partials and a second epilogue. A K step of a 128 x 256
+// tile takes about 1,056 cycles in bf16 and tf32 alike; with the tail run last piece first
+// this fits the four sizes measured (bf16 and tf32 NT at 4096^3, a loss, and at 8192^3, a
+// gain of about 2 %; session 14, results/h100/tuning.md, "When the tail pays").
+inline constexpr long long kTailCostSteps = 20;
+GEMMLAB_STREAM_K_HD constexpr bool tail_pays(int units, int clusters, int k_steps) {
+  if (clusters < 1 || units < 1 || k_steps < 1) return false;
+  const int left = units % clusters;
+  if (left == 0) return false;
+  return static_cast<long long>(clusters - left) * k_steps >= kTailCostSteps * clusters;
+}
+
 // Rounds only: units round-robin over the clusters.
 GEMMLAB_STREAM_K_HD constexpr Schedule rounds_only(int units, int clusters, int k_steps) {
   Schedule s;

@@ -26,10 +26,10 @@
 // (KSchedule), the last one promoted to f32 sums (promoted_stages).
 //
 // Whole rounds leave SMs idle where the units do not divide evenly (128 of 132 blocks at
-// 4096^3 and 8192^3). With GEMMLAB_WGMMA_TAIL=stream_k the units left over after the whole
-// rounds are cut by K over all clusters instead, and partial sums meet in global memory
-// (stream_k.hpp, "the stream-K tail"; not the default: bf16 and tf32 at 8192^3 about 1-2 %
-// faster, at 4096^3 slower, session 14, results/h100/tuning.md).
+// 4096^3 and 8192^3). Where that idle share of the last round outweighs its cost
+// (stream_k::tail_pays: at 8192^3, not at 4096^3), the units left over after the whole rounds
+// are cut by K over all clusters instead, and partial sums meet in global memory
+// (stream_k.hpp, "the stream-K tail"; GEMMLAB_WGMMA_TAIL=rounds | stream_k forces either).
 //
 // Any shape: TMA zero-fills what lies outside A and B (ragged M, N and K cost nothing
 // extra), stores are predicated. An operand whose K is contiguous is read K-major; for
@@ -1323,10 +1323,13 @@ inline TmaMatrix tma_c_transposed(const RowMajorGemm& g) {
 //   GEMMLAB_WGMMA_OPERANDS = copy | cp_async  a tf32 operand TMA cannot take as stored is
 //                                            copied before the kernel (default), or loaded
 //                                            by the producer warpgroup (single blocks)
-//   GEMMLAB_WGMMA_TAIL     = rounds | stream_k  units left over after the whole rounds run
-//                                            as one more, partial round (default), or are cut
-//                                            by K over all clusters (stream_k.hpp; one K pass;
-//                                            bf16 and f16 in clusters of 2 only)
+//   GEMMLAB_WGMMA_TAIL     = auto | rounds | stream_k  units left over after the whole
+//                                            rounds are cut by K over all clusters where that
+//                                            pays (stream_k::tail_pays; default: for a C TMA
+//                                            can address, one K pass, A not in registers,
+//                                            clusters of 2 along M), always run as one more,
+//                                            partial round, or always cut (bf16 and f16 in
+//                                            clusters of 2 only)
 //   GEMMLAB_3XTF32_PROMOTE = halves | quarters  3xTF32's promoted partial sums by m64n128
 //                                            halves, each waited for (default), or m64n64
 //                                            quarters, one in flight while the last is added
@@ -1341,7 +1344,8 @@ struct Options {
   int cluster_n = 1;  // 2: clusters of 2 x 2 (GEMMLAB_WGMMA_CLUSTER=4), where the kernel has them
   EpilogueChoice epilogue = EpilogueChoice::Tma;
   bool load_operands = false;
-  bool stream_k = false;
+  bool stream_k = false;   // the stream-K tail wherever the kernel has one
+  bool auto_tail = true;   // the stream-K tail where it pays
   bool promote_quarters = false;
   bool tf32_registers = true;
 };
@@ -1371,14 +1375,15 @@ inline Status read_options(Options& o) {
   GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_CLUSTER", {"2", "1", "4"}, cluster));
   GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_EPILOGUE", {"tma", "warps", "registers", "bulk"}, epilogue));
   GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_OPERANDS", {"copy", "cp_async"}, operands));
-  GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_TAIL", {"rounds", "stream_k"}, tail));
+  GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_TAIL", {"auto", "rounds", "stream_k"}, tail));
   GEMMLAB_TRY(read_knob("GEMMLAB_3XTF32_PROMOTE", {"halves", "quarters"}, promote));
   GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_TF32_MN", {"registers", "copy"}, mn));
   o.cluster_m = cluster == 1 ? 1 : 2;
   o.cluster_n = cluster == 2 ? 2 : 1;
   o.epilogue = static_cast<EpilogueChoice>(epilogue);
   o.load_operands = operands == 1;
-  o.stream_k = tail == 1;
+  o.stream_k = tail == 2;
+  o.auto_tail = tail == 0;
   o.promote_quarters = promote == 1;
   o.tf32_registers = mn == 0;
   return Status::ok();
@@ -1412,21 +1417,28 @@ struct Form {
 // `register_a`: tf32 A reaches the kernel stored k x m (read into registers, one plain pass);
 // `c_transposed`: the kernel computes C^T.
 inline Form form_of(const RowMajorGemm& g, const Options& o, int loads, bool split, bool single_block_tail,
-                    bool register_a = false, bool c_transposed = false) {
+                    int k_steps, bool register_a = false, bool c_transposed = false) {
   Form f;
   f.loads = loads;
   f.register_a = register_a;
   f.c_transposed = c_transposed;
   // One row of tiles: nothing to share. Loaded operands: no multicast.
   f.cluster_m = ceil_div(g.m, kBM) >= 2 && loads == 0 ? o.cluster_m : 1;
-  f.stream_k = o.stream_k && !split && !register_a && (f.cluster_m == 2 || single_block_tail);
+  const bool addressable = tma_requirements(c_transposed ? tma_c_transposed(g) : tma_c(g), "C").is_ok();
+  const bool has_tail = !split && !register_a && (f.cluster_m == 2 || single_block_tail);
+  // The tail by default where it pays: decided here, since a stream-K form has neither the
+  // warp-stored epilogue nor clusters of 2 x 2, from the clusters one block per SM makes
+  // (the grid launch_config sizes has as many on an H100: 66).
+  const bool tail_pays = o.auto_tail && f.cluster_m == 2 && o.cluster_n == 1 && loads == 0 && addressable &&
+                         stream_k::tail_pays(static_cast<int>(ceil_div(g.m, kBM * 2) * ceil_div(g.n, kBN)),
+                                             device_sm_count() / 2, k_steps);
+  f.stream_k = (o.stream_k || tail_pays) && has_tail;
   // Clusters of 2 x 2 where the kernel has them (16-bit types: single_block_tail is false)
   // and there are two tile columns to share A.
   f.cluster_n = o.cluster_n == 2 && f.cluster_m == 2 && !single_block_tail && !g.trans_a && !split && loads == 0 &&
                         !f.stream_k && ceil_div(g.n, kBN) >= 2
                     ? 2
                     : 1;
-  const bool addressable = tma_requirements(c_transposed ? tma_c_transposed(g) : tma_c(g), "C").is_ok();
   f.tma_epilogue = (o.epilogue == EpilogueChoice::Tma || o.epilogue == EpilogueChoice::Bulk) && addressable;
   // The warp-stored and bulk-copied epilogues: C's rows (not C^T's), in the kernels that have
   // them (kWarpStore); the bulk copies cannot add beta * C.
@@ -1575,7 +1587,7 @@ Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule&
   Options options;
   GEMMLAB_TRY(read_options(options));
   const bool register_a = !E::kMnMajor && g.trans_a && !(loads & kLoadA);  // a_in_registers held
-  const Form form = form_of(g, options, loads, Promote, !E::kMnMajor, register_a, c_transposed);
+  const Form form = form_of(g, options, loads, Promote, !E::kMnMajor, ceil_div(g.k, kBK<E>), register_a, c_transposed);
   RowMajorGemm view = g;
   view.k = map_k;
   CUtensorMap map_a{}, map_b{}, map_c{};
@@ -1799,7 +1811,8 @@ Status prepare(const GemmProblem& p, Workspace& w) {
   bool c_transposed = false;
   const RowMajorGemm g = kernel_problem<E>(canonicalize(p), Split, options, c_transposed);
   const Plan plan = make_plan<E>(g, Split, options);
-  if (form_of(g, options, plan.loads(), Split, !E::kMnMajor, a_in_registers<E>(g, Split, options), c_transposed)
+  if (form_of(g, options, plan.loads(), Split, !E::kMnMajor, ceil_div(g.k, kBK<E>), a_in_registers<E>(g, Split, options),
+              c_transposed)
           .stream_k) {  // a grid of at most one block per SM
     int device = 0, sms = 0;
     CUDA_CHECK(cudaGetDevice(&device));
@@ -1919,9 +1932,9 @@ Status kernel_info(const GemmProblem& p, KernelInfo& out, const char* name) {
   const RowMajorGemm g = kernel_problem<E>(canonicalize(p), Split, options, c_transposed);
   const Plan plan = make_plan<E>(g, Split, options);
   const bool register_a = a_in_registers<E>(g, Split, options);
-  const Form form = form_of(g, options, plan.loads(), Split, !E::kMnMajor, register_a, c_transposed);
-  const std::string copies = describe_copies(plan);
   const int k_tiles = ceil_div(g.k, kBK<E>);  // of the one-pass runs the stream-K tail takes
+  const Form form = form_of(g, options, plan.loads(), Split, !E::kMnMajor, k_tiles, register_a, c_transposed);
+  const std::string copies = describe_copies(plan);
   // The kernel run() launches: with the stream-K option, the tail instantiation where there is
   // a leftover round, the plain one otherwise.
   const auto describe = [&](auto instance, bool trans_a, bool trans_b) -> Status {
