@@ -385,7 +385,7 @@ TEST(Wgmma, FormIsNamedAndBadKnobsRefused) {
 // sized from this GPU's SM count so that a tail runs (explain must say so): one and a half
 // rounds; a last unit row with one tile row (its second block multiplies nothing but still
 // writes and waits); ragged K; alpha/beta and beta = 0 with NaN in C; bf16 and tf32, the
-// latter also with operands the producer loads (single blocks).
+// latter also with A in registers and with operands the producer loads (single blocks).
 TEST(Wgmma, StreamKTailGivesTheSameSums) {
   REQUIRE_HOPPER();
   int device = 0, sms = 0;
@@ -401,6 +401,10 @@ TEST(Wgmma, StreamKTailGivesTheSameSums) {
       {&bf16, {256, n_rounds, 785, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}},
       {&bf16, {384, (clusters / 2 + 17) * 256 - 100, 520, Op::T, Op::N, Layout::ColMajor, -0.5, 1.5, 3}},
       {&tf32, {256, n_rounds, 389, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}},
+      // tf32 with A in registers: row-major NN runs as C^T = B^T A^T (B^T's K strided), TT
+      // reads A stored k x m; ragged units and K, beta != 0.
+      {&tf32, {n_rounds, 256, 389, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}},
+      {&tf32, {384, (clusters / 2 + 17) * 256 - 100, 300, Op::T, Op::T, Layout::RowMajor, 0.5, -1.0, 0}},
   };
   const auto check_tail = [&](const Variant* v, const Case& c) {
     DeviceArray buffer(1 << 20);

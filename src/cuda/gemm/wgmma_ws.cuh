@@ -987,7 +987,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   static_assert(!(StreamK && Promote), "the stream-K tail: one K pass");
   // tf32 A stored k x m: read into registers (load_a_fragments).
   constexpr bool kRegisterA = TransA && !E::kMnMajor;
-  static_assert(!kRegisterA || (!Promote && Loads == 0 && !StreamK), "A from registers: one plain K pass");
+  static_assert(!kRegisterA || (!Promote && Loads == 0), "A from registers: one plain K pass");
   // The warp-stored and bulk-copied epilogues (e.warp_store, e.bulk_store, form_of): in the
   // instantiations where they fit in registers (with A fragments or promoted sums the
   // warp-stored one spilled 200-1300 bytes).
@@ -1205,7 +1205,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       };
       // The unit's sums: stored; or, for a piece of a stream-K tail unit, left as a partial,
       // and by the piece that arrives last added to the others' partials and stored.
-      const auto finish = [&](const float (&r)[128]) {
+      const auto finish = [&](float (&r)[128]) {
         if constexpr (StreamK) {
           if (!work.whole(k_tiles)) {
             const int u = work.unit - plan.dp_units;  // a tail unit
@@ -1218,18 +1218,16 @@ __global__ void __launch_bounds__(kThreads, 1)
             const int owner = plan.owner(u), writers = plan.writers(u);
             if (!arrive_partial(r, slot(cluster, work.k_begin), arrived, writers + 1, &tail_last))
               return;
-            float total[128];  // (adds into registers a wgmma accumulates into serialise the MMAs)
-#pragma unroll
-            for (int i = 0; i < 128; ++i) total[i] = r[i];
+            // The others' partials added in place, so that one epilogue is inlined, not two
+            // (with a second array for the sum, the kernel with A in registers spilled 732
+            // bytes; no wgmma warning either way).
             const int t = threadIdx.x;
             for (int c = owner; c <= owner + writers; ++c) {
               if (c == cluster) continue;
               const float* partial = slot(c, c == owner ? 0 : 1);
 #pragma unroll
-              for (int i = 0; i < 128; ++i) total[i] += __ldcg(partial + i * kConsumerThreads + t);
+              for (int i = 0; i < 128; ++i) r[i] += __ldcg(partial + i * kConsumerThreads + t);
             }
-            store(total);
-            return;
           }
         }
         store(r);
@@ -1326,10 +1324,10 @@ inline TmaMatrix tma_c_transposed(const RowMajorGemm& g) {
 //   GEMMLAB_WGMMA_TAIL     = auto | rounds | stream_k  units left over after the whole
 //                                            rounds are cut by K over all clusters where that
 //                                            pays (stream_k::tail_pays; default: for a C TMA
-//                                            can address, one K pass, A not in registers,
-//                                            clusters of 2 along M), always run as one more,
-//                                            partial round, or always cut (bf16 and f16 in
-//                                            clusters of 2 only)
+//                                            can address, one K pass, clusters of 2 along
+//                                            M), always run as one more, partial round, or
+//                                            always cut (bf16, f16 and tf32 with A in
+//                                            registers in clusters of 2 only)
 //   GEMMLAB_3XTF32_PROMOTE = halves | quarters  3xTF32's promoted partial sums by m64n128
 //                                            halves, each waited for (default), or m64n64
 //                                            quarters, one in flight while the last is added
@@ -1425,7 +1423,8 @@ inline Form form_of(const RowMajorGemm& g, const Options& o, int loads, bool spl
   // One row of tiles: nothing to share. Loaded operands: no multicast.
   f.cluster_m = ceil_div(g.m, kBM) >= 2 && loads == 0 ? o.cluster_m : 1;
   const bool addressable = tma_requirements(c_transposed ? tma_c_transposed(g) : tma_c(g), "C").is_ok();
-  const bool has_tail = !split && !register_a && (f.cluster_m == 2 || single_block_tail);
+  // (With A in registers: clusters of 2 only.)
+  const bool has_tail = !split && (f.cluster_m == 2 || (single_block_tail && !register_a));
   // The tail by default where it pays: decided here, since a stream-K form has neither the
   // warp-stored epilogue nor clusters of 2 x 2, from the clusters one block per SM makes
   // (the grid launch_config sizes has as many on an H100: 66).
@@ -1625,6 +1624,9 @@ Status run_canonical(const RowMajorGemm& g, std::int64_t map_k, const KSchedule&
       }
       if (!g.trans_b) return {StatusCode::InternalError, "wgmma_ws: a tf32 B reached the kernel MN-major"};
       if (register_a) {
+        if constexpr (!Promote && kCluster == 2)
+          if (form.stream_k)
+            return launch<E, true, true, 2, false, 0, true>(g, stream, map_a, map_b, map_c, e, schedule, {}, tail);
         if constexpr (!Promote) return launch<E, true, true, kCluster>(g, stream, map_a, map_b, map_c, e, schedule);
         return {StatusCode::InternalError, "wgmma_ws: tf32 A in registers in a split run"};
       }
@@ -1975,6 +1977,9 @@ Status kernel_info(const GemmProblem& p, KernelInfo& out, const char* name) {
             if (form.stream_k) return describe(Instance<false, true, 1, false, kLoads, true>{}, g.trans_a, g.trans_b);
             return describe(Instance<false, true, 1, false, kLoads, false>{}, g.trans_a, g.trans_b);
           });
+      if constexpr (!Split && kCluster == 2)
+        if (form.register_a && form.stream_k)
+          return describe(Instance<true, true, 2, 0, 0, true>{}, g.trans_a, g.trans_b);
       if constexpr (!Split)
         if (form.register_a) return describe(Instance<true, true, kCluster, 0, 0, false>{}, g.trans_a, g.trans_b);
       if constexpr (!Split)
