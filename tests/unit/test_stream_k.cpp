@@ -117,12 +117,14 @@ TEST(StreamK, ClusterOfMatchesTheRanges) {
 // GEMMLAB_WGMMA_TAIL=auto: the tail where the idle share of the last round, in K steps per
 // cluster, reaches its cost (kTailCostSteps).
 TEST(StreamK, TailPaysWhereTheLastRoundLeavesEnoughIdle) {
-  EXPECT_FALSE(tail_pays(256, 66, 64));    // 4096^3 bf16: 8 of 66 idle, 7.8 steps < 20
+  EXPECT_FALSE(tail_pays(256, 66, 64));    // 4096^3 bf16: 8 of 66 idle, 7.8 steps < 32
   EXPECT_FALSE(tail_pays(256, 66, 128));   // 4096^3 tf32: 15.5 steps
   EXPECT_TRUE(tail_pays(1024, 66, 128));   // 8192^3 bf16: 32 of 66 idle, 62 steps
   EXPECT_TRUE(tail_pays(1024, 66, 256));   // 8192^3 tf32
-  EXPECT_FALSE(tail_pays(1024, 66, 40));   // 19.4 steps
-  EXPECT_TRUE(tail_pays(1024, 66, 42));    // 20.4 steps
+  EXPECT_FALSE(tail_pays(576, 66, 96));    // 6144^3 bf16: 18 of 66 idle, 26 steps
+  EXPECT_FALSE(tail_pays(1024, 66, 64));   // 4096 x 16384 x 4096 bf16: 31 steps
+  EXPECT_FALSE(tail_pays(1024, 66, 65));   // 31.5 steps
+  EXPECT_TRUE(tail_pays(1024, 66, 67));    // 32.5 steps
   EXPECT_FALSE(tail_pays(132, 66, 1000));  // whole rounds: nothing idle
   EXPECT_TRUE(tail_pays(67, 66, 100));     // one unit over: 65 clusters idle
   EXPECT_FALSE(tail_pays(0, 66, 100));

@@ -58,11 +58,14 @@ struct Schedule {
 // Whether a tail pays for itself where the choice is left to the kernel
 // (GEMMLAB_WGMMA_TAIL=auto). It saves the idle share of the last round, (clusters - left) /
 // clusters of a unit's K steps per cluster (left: the units over whole rounds), and costs
-// about kTailCostSteps K steps: the partials and a second epilogue. A K step of a 128 x 256
-// tile takes about 1,056 cycles in bf16 and tf32 alike; with the tail run last piece first
-// this fits the four sizes measured (bf16 and tf32 NT at 4096^3, a loss, and at 8192^3, a
-// gain of about 2 %; session 14, results/h100/tuning.md, "When the tail pays").
-inline constexpr long long kTailCostSteps = 20;
+// about kTailCostSteps K steps: the partials, the fix-up, and on the bench the clock that
+// 132 busy SMs cost against 128. A K step of a 128 x 256 tile takes about 1,056 cycles in
+// bf16 and tf32 alike. Session 14 fitted 20 steps to four locked-clock sizes (4096^3, 8192^3);
+// session 15's benches, whole rounds against the tail in three interleaved rounds with
+// cuBLAS as the anchor, put it at 28-34 steps at 6144^3, 8192 x 8192 x 2048, 4096 x 16384 x
+// 4096 and 16384 x 4096 x 4096 (the tail lost 0.3-2.5 % or tied where 20 said it gains
+// 0.7-1.1 %), and 8192^3 at 21-31 (results/h100/tuning.md, session 15).
+inline constexpr long long kTailCostSteps = 32;
 GEMMLAB_STREAM_K_HD constexpr bool tail_pays(int units, int clusters, int k_steps) {
   if (clusters < 1 || units < 1 || k_steps < 1) return false;
   const int left = units % clusters;
