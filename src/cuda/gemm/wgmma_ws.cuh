@@ -1098,7 +1098,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       if constexpr (Promote || StreamK) {
         // The previous tile's accumulators are dead: without this, the first wgmma's runtime
         // scale_d keeps them live through the promoted pass beside `sums`, or through the
-        // stream-K fix-up beside `total` (spills).
+        // stream-K fix-up (spills, session 14).
 #pragma unroll
         for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
       }
