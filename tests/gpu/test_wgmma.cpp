@@ -334,7 +334,18 @@ TEST(Wgmma, FormIsNamedAndBadKnobsRefused) {
   p.a.data = p.b.data = p.c.data = buffer.p;
   KernelInfo info;
   ASSERT_TRUE(v.kernel_info(p, info).is_ok());
+  // By default single blocks where no stream-K tail runs and TMA can address C (form_of).
+  EXPECT_NE(info.name.find("no clusters, TMA-store epilogue"), std::string::npos) << info.name;
+  ASSERT_EQ(setenv("GEMMLAB_WGMMA_CLUSTER", "2", 1), 0);
+  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
   EXPECT_NE(info.name.find("clusters of 2, TMA-store epilogue"), std::string::npos) << info.name;
+  ASSERT_EQ(setenv("GEMMLAB_WGMMA_CLUSTER", "auto", 1), 0);
+  p.c = shaped(512, 512, Layout::RowMajor, DType::F32, 1);  // rows of C TMA cannot address: clusters
+  p.c.data = buffer.p;
+  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
+  EXPECT_NE(info.name.find("clusters of 2, warp-stored epilogue"), std::string::npos) << info.name;
+  p.c = shaped(512, 512, Layout::RowMajor, DType::F32, 0);
+  p.c.data = buffer.p;
   ASSERT_EQ(setenv("GEMMLAB_WGMMA_CLUSTER", "4", 1), 0);
   ASSERT_TRUE(v.kernel_info(p, info).is_ok());
   EXPECT_NE(info.name.find("clusters of 2 x 2 sharing A and B, TMA-store epilogue"), std::string::npos) << info.name;
@@ -450,6 +461,9 @@ TEST(Wgmma, StreamKTailByDefaultWherePaid) {
     const int units = static_cast<int>((size / 256) * (size / 256));  // 2 x 128 rows by 256 columns
     const bool expected = cuda::stream_k::tail_pays(units, sms / 2, static_cast<int>(size / 64));
     EXPECT_EQ(info.name.find("stream-K tail") != std::string::npos, expected) << size << ": " << info.name;
+    // Clusters of 2 with the tail, single blocks in whole rounds (form_of).
+    EXPECT_EQ(info.name.find("clusters of 2") != std::string::npos, expected) << size << ": " << info.name;
+    EXPECT_EQ(info.name.find("no clusters") != std::string::npos, !expected) << size << ": " << info.name;
   }
 }
 

@@ -12,8 +12,11 @@
 // from shared memory (128-byte swizzled, conflict-free) and hand the stage back on an
 // "empty" mbarrier as soon as the tensor cores are done with it. setmaxnreg moves
 // registers from the producer (which needs few) to the consumers (128 f32 accumulators
-// each). Blocks run in clusters of two neighbours along M that multiply the same B tile:
+// each). Blocks can run in clusters of two neighbours along M that multiply the same B tile:
 // each loads half of it and multicasts it to both, so B crosses from L2 once per cluster.
+// By default they do where the stream-K tail runs, for 3xTF32 and for a C that TMA cannot
+// address; elsewhere single blocks, which the stages' coupling across a cluster makes
+// faster (form_of).
 // (GEMMLAB_WGMMA_CLUSTER=4: clusters of 2 x 2 whose tile rows share A the same way: 7-8 %
 // more clock at the power cap at 8192^3, but only about 29 such clusters fit on an H100
 // against 64 of two, so it runs more rounds and is slower; results/h100/tuning.md.)
@@ -131,7 +134,7 @@ constexpr int kEpilogueBuffers = 2;
 constexpr int kEpilogueBytes = kConsumers * kEpilogueBuffers * kEpilogueBufferBytes;
 constexpr int kSmemBytes = kStages * kStageBytes + kEpilogueBytes + kAtomBytes;  // + slack to align the ring
 static_assert(kSmemBytes <= 227 * 1024, "shared memory of one sm_90 block (opt-in)");
-constexpr int kGroupM = 8;
+constexpr int kGroupM = 16;
 // setmaxnreg moves registers within the block's allocation (168 per thread at 384 threads):
 // what the producer gives up, the consumers can take.
 constexpr int kLaunchRegisters = 168;
@@ -1308,9 +1311,12 @@ inline TmaMatrix tma_c_transposed(const RowMajorGemm& g) {
 }
 
 // Tuning knobs, read per call so that tests and probes can force each form:
-//   GEMMLAB_WGMMA_CLUSTER  = 2 | 1 | 4      blocks per cluster along M sharing B (default 2); 4:
-//                                            2 x 2, the blocks of a tile row also sharing A
-//                                            (16-bit types, K-major A, two tile columns or more)
+//   GEMMLAB_WGMMA_CLUSTER  = auto | 2 | 1 | 4  blocks per cluster along M sharing B: by
+//                                            default (auto) 2 where the stream-K tail runs,
+//                                            for 3xTF32 and for a C that TMA cannot address,
+//                                            else 1 (form_of says why); 4: 2 x 2, the blocks
+//                                            of a tile row also sharing A (16-bit types,
+//                                            K-major A, two tile columns or more)
 //   GEMMLAB_WGMMA_EPILOGUE = tma | warps | registers | bulk  C through shared memory and TMA
 //                                            where TMA can address C, else warp-stored through
 //                                            shared memory where the kernel has it (default);
@@ -1339,6 +1345,7 @@ inline TmaMatrix tma_c_transposed(const RowMajorGemm& g) {
 enum class EpilogueChoice { Tma, Warps, Registers, Bulk };
 struct Options {
   int cluster_m = 2;
+  bool cluster_auto = true;  // form_of picks 1 or 2
   int cluster_n = 1;  // 2: clusters of 2 x 2 (GEMMLAB_WGMMA_CLUSTER=4), where the kernel has them
   EpilogueChoice epilogue = EpilogueChoice::Tma;
   bool load_operands = false;
@@ -1370,14 +1377,15 @@ inline Status read_knob(const char* name, std::initializer_list<const char*> cho
 inline Status read_options(Options& o) {
   o = Options{};
   int cluster, epilogue, operands, tail, promote, mn;
-  GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_CLUSTER", {"2", "1", "4"}, cluster));
+  GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_CLUSTER", {"auto", "2", "1", "4"}, cluster));
   GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_EPILOGUE", {"tma", "warps", "registers", "bulk"}, epilogue));
   GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_OPERANDS", {"copy", "cp_async"}, operands));
   GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_TAIL", {"auto", "rounds", "stream_k"}, tail));
   GEMMLAB_TRY(read_knob("GEMMLAB_3XTF32_PROMOTE", {"halves", "quarters"}, promote));
   GEMMLAB_TRY(read_knob("GEMMLAB_WGMMA_TF32_MN", {"registers", "copy"}, mn));
-  o.cluster_m = cluster == 1 ? 1 : 2;
-  o.cluster_n = cluster == 2 ? 2 : 1;
+  o.cluster_auto = cluster == 0;
+  o.cluster_m = cluster == 2 ? 1 : 2;
+  o.cluster_n = cluster == 3 ? 2 : 1;
   o.epilogue = static_cast<EpilogueChoice>(epilogue);
   o.load_operands = operands == 1;
   o.stream_k = tail == 2;
@@ -1432,6 +1440,17 @@ inline Form form_of(const RowMajorGemm& g, const Options& o, int loads, bool spl
                          stream_k::tail_pays(static_cast<int>(ceil_div(g.m, kBM * 2) * ceil_div(g.n, kBN)),
                                              device_sm_count() / 2, k_steps);
   f.stream_k = (o.stream_k || tail_pays) && has_tail;
+  // By default, clusters of 2 only where they pay. Each stage of a cluster waits for both
+  // blocks' consumers to hand it back and for both producers' copies, and that coupling
+  // costs 1.3-2.2 % of the K loop's cycles (Nsight Compute's locked clock, tf32 and bf16,
+  // 4096 x 4096 x K); in whole rounds single blocks ran 1.5-1.9 % faster at 4096^3 and
+  // 0.6-5 % at 1000^3, 2048^3 and 6144^3 (bf16). Clusters stay where the stream-K tail runs
+  // (it has no single-block form for A in registers or the 16-bit types, and with it
+  // clusters won 2-8 % at 3072^3, 5120^3 and 8192^3), for 3xTF32 (single blocks 6-12 %
+  // slower: its split operands double the bytes per MMA that multicast halves) and where
+  // TMA cannot address C (the warp-stored epilogue: equal for bf16, tf32 1 % slower
+  // without). results/h100/probes/session16/.
+  if (o.cluster_auto && f.cluster_m == 2 && !f.stream_k && !split && addressable) f.cluster_m = 1;
   // Clusters of 2 x 2 where the kernel has them (16-bit types: single_block_tail is false)
   // and there are two tile columns to share A.
   f.cluster_n = o.cluster_n == 2 && f.cluster_m == 2 && !single_block_tail && !g.trans_a && !split && loads == 0 &&
