@@ -346,6 +346,13 @@ TEST(Wgmma, FormIsNamedAndBadKnobsRefused) {
   EXPECT_NE(info.name.find("clusters of 2, warp-stored epilogue"), std::string::npos) << info.name;
   p.c = shaped(512, 512, Layout::RowMajor, DType::F32, 0);
   p.c.data = buffer.p;
+  {  // 3xTF32 keeps clusters by default (form_of)
+    GemmProblem q = p;
+    q.a = q.b = shaped(512, 512, Layout::RowMajor, DType::F32, 0);
+    q.a.data = q.b.data = buffer.p;
+    ASSERT_TRUE(cuda::wgmma_3xtf32_variant().kernel_info(q, info).is_ok());
+    EXPECT_NE(info.name.find("(clusters of 2, "), std::string::npos) << info.name;
+  }
   ASSERT_EQ(setenv("GEMMLAB_WGMMA_CLUSTER", "4", 1), 0);
   ASSERT_TRUE(v.kernel_info(p, info).is_ok());
   EXPECT_NE(info.name.find("clusters of 2 x 2 sharing A and B, TMA-store epilogue"), std::string::npos) << info.name;

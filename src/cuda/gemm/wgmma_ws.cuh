@@ -1444,11 +1444,11 @@ inline Form form_of(const RowMajorGemm& g, const Options& o, int loads, bool spl
   // blocks' consumers to hand it back and for both producers' copies, and that coupling
   // costs 1.3-2.2 % of the K loop's cycles (Nsight Compute's locked clock, tf32 and bf16,
   // 4096 x 4096 x K); in whole rounds single blocks ran 1.5-1.9 % faster at 4096^3 and
-  // 0.6-5 % at 1000^3, 2048^3 and 6144^3 (bf16). Clusters stay where the stream-K tail runs
-  // (it has no single-block form for A in registers or the 16-bit types, and with it
-  // clusters won 2-8 % at 3072^3, 5120^3 and 8192^3), for 3xTF32 (single blocks 6-12 %
-  // slower: its split operands double the bytes per MMA that multicast halves) and where
-  // TMA cannot address C (the warp-stored epilogue: equal for bf16, tf32 1 % slower
+  // 0.3-7 % at 1000^3, 2048^3 and 6144^3. Clusters stay where the stream-K tail runs (it has
+  // no single-block form for A in registers or the 16-bit types, and with it clusters won
+  // 2-8 % at 3072^3, 5120^3 and 8192^3), for 3xTF32 (single blocks 6-12 % slower; likely
+  // because its split operands carry twice the bytes per MMA, which multicast halves) and
+  // where TMA cannot address C (the warp-stored epilogue: equal for bf16, tf32 1 % slower
   // without). results/h100/probes/session16/.
   if (o.cluster_auto && f.cluster_m == 2 && !f.stream_k && !split && addressable) f.cluster_m = 1;
   // Clusters of 2 x 2 where the kernel has them (16-bit types: single_block_tail is false)
