@@ -234,6 +234,21 @@ TEST(CudaLadder, ReadThroughL2RefusesPartialWords) {
   EXPECT_TRUE(ex->synchronize().is_ok());
 }
 
+// A failed CUDA call is reported by that call alone: the error the runtime also keeps as the
+// last error must not come back at the next launch check, blamed on a kernel that ran fine.
+TEST(CudaLadder, FailedCallIsNotBlamedOnTheNextLaunch) {
+  REQUIRE_CUDA(ex);
+  cuda::DeviceMemory too_big, buffer, sink;
+  const Status refused = cuda::DeviceMemory::allocate(std::size_t{1} << 60, too_big);
+  EXPECT_FALSE(refused.is_ok());
+  ASSERT_TRUE(cuda::DeviceMemory::allocate(64, buffer).is_ok());
+  ASSERT_TRUE(cuda::DeviceMemory::allocate(sizeof(unsigned), sink).is_ok());
+  const auto stream = static_cast<cudaStream_t>(ex->stream());
+  const Status launched = cuda::read_through_l2(buffer.data(), 64, 132, 1u, sink.as<unsigned>(), stream);
+  EXPECT_TRUE(launched.is_ok()) << launched.describe();
+  EXPECT_TRUE(ex->synchronize().is_ok());
+}
+
 // The 2-byte tensor-core rungs take cp.async only where every row of A and B starts on a
 // 16-byte boundary (ld a multiple of 8 elements); these shapes have such rows (through
 // the padding) with ragged edges everywhere: m and n past a tile, k ending inside a

@@ -6,6 +6,10 @@ namespace gemmlab::cuda {
 
 Status cuda_status(cudaError_t err, const char* call, const char* file, int line) {
   if (err == cudaSuccess) return Status::ok();
+  // The runtime also keeps a failed call's error as the thread's last error (unless it is
+  // sticky); left there, the next launch check (CUDA_CHECK_LAUNCH) would report it again and
+  // blame a kernel that ran fine. It is reported here, so it is cleared here.
+  (void)cudaGetLastError();
   const StatusCode code = err == cudaErrorMemoryAllocation ? StatusCode::AllocFailed
                           : err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver
                               ? StatusCode::NotSupported
