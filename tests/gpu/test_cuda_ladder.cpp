@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <chrono>
+#include <thread>
 #include <map>
 #include <cstdlib>
 #include <utility>
@@ -247,6 +249,30 @@ TEST(CudaLadder, FailedCallIsNotBlamedOnTheNextLaunch) {
   const Status launched = cuda::read_through_l2(buffer.data(), 64, 132, 1u, sink.as<unsigned>(), stream);
   EXPECT_TRUE(launched.is_ok()) << launched.describe();
   EXPECT_TRUE(ex->synchronize().is_ok());
+}
+
+// A repetition's events time the GPU, not the host: work that sleeps on the host before it
+// enqueues a tiny copy times far below the sleep (the launch gate holds the stream until
+// the work is enqueued), with and without an L2 flush ahead of it.
+TEST(CudaLadder, TimingLeavesOutTheHostsLaunchPath) {
+  REQUIRE_CUDA(ex);
+  std::unique_ptr<Buffer> from, to;
+  ASSERT_TRUE(ex->allocate(4096, from).is_ok());
+  ASSERT_TRUE(ex->allocate(4096, to).is_ok());
+  constexpr auto kHostDelay = std::chrono::milliseconds(20);
+  for (CacheFlush flush : {CacheFlush::None, CacheFlush::Clean}) {
+    ASSERT_TRUE(ex->flush_caches(flush).is_ok());
+    double ms = -1;
+    const Status timed = ex->time_once(
+        [&] {
+          std::this_thread::sleep_for(kHostDelay);
+          return ex->copy_within(to->data(), from->data(), 4096);
+        },
+        ms);
+    ASSERT_TRUE(timed.is_ok()) << timed.describe();
+    EXPECT_GE(ms, 0.0);
+    EXPECT_LT(ms, 2.0) << "the host's " << kHostDelay.count() << " ms of launch path landed inside the events";
+  }
 }
 
 // The 2-byte tensor-core rungs take cp.async only where every row of A and B starts on a

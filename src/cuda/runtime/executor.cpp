@@ -7,6 +7,7 @@
 #include "cuda/runtime/buffer.hpp"
 #include "cuda/runtime/device.hpp"
 #include "cuda/runtime/l2_flush.hpp"
+#include "cuda/runtime/launch_gate.hpp"
 #include "cuda/runtime/reference_gpu.hpp"
 
 namespace gemmlab {
@@ -35,6 +36,7 @@ class CudaExecutor final : public Executor {
     GEMMLAB_TRY(cuda::make_stream(stream_));
     GEMMLAB_TRY(cuda::make_event(start_));
     GEMMLAB_TRY(cuda::make_event(stop_));
+    GEMMLAB_TRY(gate_.init());
     const std::size_t flush_words = (kFlushFactor * static_cast<std::size_t>(facts_.l2_bytes) + 15) / 16;
     GEMMLAB_TRY(cuda::DeviceMemory::allocate(16 * flush_words, flush_));  // whole 16-byte words: read_through_l2
     GEMMLAB_TRY(cuda::DeviceMemory::allocate(sizeof(unsigned), flush_sink_));
@@ -86,11 +88,19 @@ class CudaExecutor final : public Executor {
   Status reference(const GemmProblem& host_problem, ReferenceResult& out) override {
     return cuda::reference_on_device(host_problem, stream_.get(), out);
   }
+  // The gate holds the stream until the repetition is enqueued (launch_gate.hpp): the events
+  // time the GPU's work, not how long the host took to launch it.
   Status time_once(const std::function<Status()>& work, double& milliseconds) override {
-    CUDA_CHECK(cudaEventRecord(start_.get(), stream_.get()));
-    GEMMLAB_TRY(work());
-    CUDA_CHECK(cudaEventRecord(stop_.get(), stream_.get()));
+    GEMMLAB_TRY(gate_.hold(stream_.get()));
+    Status s = cuda::cuda_status(cudaEventRecord(start_.get(), stream_.get()), "cudaEventRecord(start)", __FILE__,
+                                 __LINE__);
+    if (s) s = work();
+    if (s) s = cuda::cuda_status(cudaEventRecord(stop_.get(), stream_.get()), "cudaEventRecord(stop)", __FILE__,
+                                 __LINE__);
+    gate_.release();  // also when the work failed: nothing may wait for a gate left closed
+    GEMMLAB_TRY(s);
     CUDA_CHECK(cudaEventSynchronize(stop_.get()));
+    GEMMLAB_TRY(gate_.check());
     float ms = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
     milliseconds = ms;
@@ -101,6 +111,7 @@ class CudaExecutor final : public Executor {
   cuda::DeviceFacts facts_;
   cuda::StreamOwner stream_;
   cuda::EventOwner start_, stop_;
+  cuda::LaunchGate gate_;
   cuda::DeviceMemory flush_, flush_sink_;
 };
 
