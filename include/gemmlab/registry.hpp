@@ -14,6 +14,10 @@ std::span<const Variant> variants(Backend backend);
 // nullptr when the backend has no variant of that name.
 const Variant* find_variant(Backend backend, std::string_view name);
 
+// `out` becomes `variant` bound to its configuration `name`; an empty name keeps the
+// default. InvalidValue names the rung and lists its configurations when it has no such one.
+Status configure(const Variant& variant, std::string_view name, Variant& out);
+
 // True when this build has the CUDA backend and a CUDA device is present.
 bool cuda_built();
 bool cuda_device_present();

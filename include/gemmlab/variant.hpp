@@ -49,6 +49,13 @@ struct KernelInfo {
   int dynamic_smem_bytes = 0;
 };
 
+// A named tuning choice of a rung ("128x64", "clusters"): every tile size or form a rung can
+// run is reachable by name, from the CLI (--config), the tests and the automatic choice.
+struct NamedConfig {
+  std::string name;
+  std::string description;  // one line: what it fixes
+};
+
 struct Variant {
   std::string name;        // unique within its backend: "smem_tiled_32"
   Backend backend = Backend::Cpu;
@@ -60,6 +67,16 @@ struct Variant {
   Precision precision() const { return {input, compute, output}; }
   std::string technique;   // one line: what this rung adds to the one before
   Config config;
+  // The configuration these functions run: configs.front().name unless configure() chose
+  // another; empty for a rung with one form.
+  std::string config_name;
+  // The rung's named configurations, the default first ("auto" where the rung chooses per
+  // problem). Empty for a rung with one form.
+  std::vector<NamedConfig> configs;
+  // `out` becomes this rung bound to configuration `name` (one of `configs`, or a form the
+  // rung documents there). An unknown name is InvalidValue naming the valid ones. Empty
+  // where `configs` is.
+  std::function<Status(std::string_view name, Variant& out)> configure;
   bool anchor = false;     // a vendor library every other rung is compared with
   int threads = 1;         // CPU: threads it uses (0 = all cores); CUDA: unused
   // Runs on the tensor cores: the FP32 FMA rate, explain's measured compute ceiling, does

@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "cpu/rungs.hpp"
+#include "cpu/ladder/rungs.hpp"
 #include "gemmlab/registry.hpp"
 #include "cpu/thread_pool.hpp"
 

@@ -16,8 +16,8 @@
 
 #include "bench/harness.hpp"
 #include "bench/model.hpp"
-#include "cpu/cache_info.hpp"
-#include "cpu/fma_peak.hpp"
+#include "cpu/machine/cache_info.hpp"
+#include "cpu/machine/fma_peak.hpp"
 #include "cuda/lab.hpp"
 
 namespace gemmlab::bench {

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "bench/report.hpp"
-#include "core/system_info.hpp"
+#include "core/build_info.hpp"
 
 namespace gemmlab::bench {
 namespace {

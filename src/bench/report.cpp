@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "core/system_info.hpp"
+#include "core/build_info.hpp"
 
 namespace gemmlab::bench {
 namespace {

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "core/executor.hpp"
-#include "core/system_info.hpp"
-#include "cpu/openblas.hpp"
+#include "cpu/machine/cpu_info.hpp"
+#include "cpu/ladder/openblas.hpp"
 
 namespace gemmlab {
 namespace {

@@ -28,8 +28,8 @@
 #include "core/executor.hpp"
 #include "core/reference.hpp"
 #include "core/verify.hpp"
-#include "cuda/gemm/rungs.hpp"
-#include "cuda/gemm/stream_k.hpp"
+#include "cuda/ladder/rungs.hpp"
+#include "cuda/hopper/stream_k.hpp"
 #include "gemmlab/gemm.hpp"
 #include "gemmlab/registry.hpp"
 

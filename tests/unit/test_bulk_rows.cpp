@@ -11,7 +11,7 @@
 #include <set>
 #include <vector>
 
-#include "cuda/gemm/bulk_rows.hpp"
+#include "cuda/hopper/bulk_rows.hpp"
 
 namespace gemmlab::cuda::bulk_rows {
 namespace {

@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "core/verify.hpp"
-#include "cpu/cache_info.hpp"
-#include "cpu/cpu_features.hpp"
-#include "cpu/microkernel.hpp"
-#include "cpu/packed_gemm.hpp"
-#include "cpu/rungs.hpp"
+#include "cpu/machine/cache_info.hpp"
+#include "cpu/machine/cpu_features.hpp"
+#include "cpu/blis/microkernel.hpp"
+#include "cpu/blis/packed_gemm.hpp"
+#include "cpu/ladder/rungs.hpp"
 #include "cpu/thread_pool.hpp"
 #include "gemmlab/gemm.hpp"
 #include "gemmlab/registry.hpp"

@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "core/random.hpp"
-#include "cpu/cache_info.hpp"
-#include "cpu/cpu_features.hpp"
-#include "cpu/microkernel.hpp"
-#include "cpu/packing.hpp"
-#include "cpu/workspace.hpp"
+#include "cpu/machine/cache_info.hpp"
+#include "cpu/machine/cpu_features.hpp"
+#include "cpu/blis/microkernel.hpp"
+#include "cpu/blis/packing.hpp"
+#include "cpu/blis/workspace.hpp"
 #include "support/seeds.hpp"
 
 namespace gemmlab {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu/fma_peak.hpp"
+#include "cpu/machine/fma_peak.hpp"
 #include "cpu/thread_pool.hpp"
 
 namespace gemmlab::cpu {

@@ -7,7 +7,7 @@
 
 #include "bench/harness.hpp"
 #include "core/executor.hpp"
-#include "cpu/openblas.hpp"
+#include "cpu/ladder/openblas.hpp"
 #include "gemmlab/registry.hpp"
 #include "support/assertions.hpp"
 #include "support/seeds.hpp"

@@ -10,8 +10,8 @@
 #include "bench/explain.hpp"
 #include "bench/model.hpp"
 #include "core/traffic.hpp"
-#include "cpu/microkernel.hpp"
-#include "cpu/rungs.hpp"
+#include "cpu/blis/microkernel.hpp"
+#include "cpu/ladder/rungs.hpp"
 #include "gemmlab/registry.hpp"
 
 namespace gemmlab::bench {

@@ -10,7 +10,7 @@
 #include <map>
 #include <vector>
 
-#include "cuda/gemm/stream_k.hpp"
+#include "cuda/hopper/stream_k.hpp"
 
 namespace gemmlab::cuda::stream_k {
 namespace {

@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "cuda/gemm/sw128_tile.hpp"
+#include "cuda/hopper/sw128_tile.hpp"
 
 namespace gemmlab::cuda::sw128 {
 namespace {

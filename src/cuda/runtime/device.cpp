@@ -2,6 +2,8 @@
 
 #include <cuda_runtime.h>
 #include <dlfcn.h>
+
+#include <algorithm>
 #include <fmt/format.h>
 
 #include "cuda/backend.hpp"
@@ -92,6 +94,26 @@ std::vector<std::pair<std::string, std::string>> describe(const DeviceFacts& f) 
           {"ecc", f.ecc ? "on" : "off"},
           {"driver", version(f.driver_version)},
           {"runtime", version(f.runtime_version)}};
+}
+
+namespace {
+int read_attribute(cudaDeviceAttr attribute) {
+  int device = 0, value = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&value, attribute, device) != cudaSuccess)
+    return 0;
+  return value;
+}
+}  // namespace
+
+int device_sm_count() {
+  static const int count = std::max(1, read_attribute(cudaDevAttrMultiProcessorCount));
+  return count;
+}
+
+int device_compute_capability() {
+  static const int cc =
+      10 * read_attribute(cudaDevAttrComputeCapabilityMajor) + read_attribute(cudaDevAttrComputeCapabilityMinor);
+  return cc;
 }
 
 }  // namespace gemmlab::cuda

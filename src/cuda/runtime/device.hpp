@@ -34,6 +34,11 @@ struct DeviceFacts {
 };
 
 bool device_present();
+// The current device's SM count (read once; 1 if unreadable), for persistent grids and
+// wave-aware tile choices.
+int device_sm_count();
+// The current device's compute capability as 10 * major + minor (read once; 0 if unreadable).
+int device_compute_capability();
 Status query_device(int ordinal, DeviceFacts& out);
 // Key/value text for result files.
 std::vector<std::pair<std::string, std::string>> describe(const DeviceFacts& facts);

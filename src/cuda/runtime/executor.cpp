@@ -3,7 +3,7 @@
 #include <cuda_runtime.h>
 
 #include "core/executor.hpp"
-#include "core/system_info.hpp"
+#include "cpu/machine/cpu_info.hpp"
 #include "cuda/runtime/buffer.hpp"
 #include "cuda/runtime/device.hpp"
 #include "cuda/runtime/l2_flush.hpp"

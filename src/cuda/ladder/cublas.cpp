@@ -1,0 +1,134 @@
+// The CUDA anchors, measured in the same run as every rung of their dtype:
+// - cublas_sgemm: cuBLAS SGEMM with CUBLAS_PEDANTIC_MATH (plain float32 arithmetic: no
+//   TF32 or other reduced-precision shortcut);
+// - cublas_tf32, cublas_bf16, cublas_f16: cublasGemmEx on the tensor cores, float32 C and
+//   float32 sums (CUBLAS_COMPUTE_32F_FAST_TF32 for float32 inputs, CUBLAS_COMPUTE_32F for
+//   2-byte ones), on a handle in CUBLAS_DEFAULT_MATH so the compute type alone decides.
+#include <cublas_v2.h>
+
+#include <limits>
+#include <string>
+
+#include "cuda/tiles/common.cuh"
+#include "cuda/ladder/rungs.hpp"
+#include "cuda/runtime/check.hpp"
+
+namespace gemmlab::cuda {
+namespace {
+
+// One handle per math mode for the process, created on first use (the harness's untimed
+// verification run), never inside a timed region. Destroyed at exit. A function-local
+// static per template instantiation: one handle per mode.
+template <cublasMath_t Mode>
+Status handle(cublasHandle_t& out) {
+  static cublasHandle_t h = nullptr;
+  static Status created = [] {
+    CUBLAS_CHECK(cublasCreate(&h));
+    CUBLAS_CHECK(cublasSetMathMode(h, Mode));
+    static struct Release {
+      ~Release() {
+        if (h) cublasDestroy(h);
+      }
+    } release;
+    return Status::ok();
+  }();
+  GEMMLAB_TRY(created);
+  out = h;
+  return Status::ok();
+}
+
+// cuBLAS is column-major: the row-major C (m x n) is the column-major C^T (n x m), and
+// C^T = op(B)^T op(A)^T, where a row-major operand read column-major is its transpose.
+// So B goes first, and each operand keeps its own transposition flag.
+cublasOperation_t op(bool trans) { return trans ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+Status run_sgemm(const GemmProblem& problem, Stream stream) {
+  cublasHandle_t h = nullptr;
+  GEMMLAB_TRY(handle<CUBLAS_PEDANTIC_MATH>(h));
+  const RowMajorGemm g = canonicalize(problem);
+  const float alpha = static_cast<float>(g.alpha), beta = static_cast<float>(g.beta);
+  CUBLAS_CHECK(cublasSetStream(h, static_cast<cudaStream_t>(stream)));
+  CUBLAS_CHECK(cublasSgemm(h, op(g.trans_b), op(g.trans_a), static_cast<int>(g.n), static_cast<int>(g.m),
+                           static_cast<int>(g.k), &alpha, static_cast<const float*>(g.b), static_cast<int>(g.ldb),
+                           static_cast<const float*>(g.a), static_cast<int>(g.lda), &beta,
+                           static_cast<float*>(g.c), static_cast<int>(g.ldc)));
+  return Status::ok();
+}
+
+// What cublasGemmEx is told for each tensor-core dtype.
+struct GemmExTypes {
+  cudaDataType ab;              // A and B in memory
+  cublasComputeType_t compute;  // float32 sums; FAST_TF32 lets it reduce float32 operands
+};
+
+GemmExTypes gemm_ex_types(DType dtype) {
+  switch (dtype) {
+    case DType::BF16: return {CUDA_R_16BF, CUBLAS_COMPUTE_32F};
+    case DType::F16: return {CUDA_R_16F, CUBLAS_COMPUTE_32F};
+    default: return {CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32};
+  }
+}
+
+Status run_gemm_ex(const GemmProblem& problem, Stream stream, GemmExTypes types) {
+  cublasHandle_t h = nullptr;
+  GEMMLAB_TRY(handle<CUBLAS_DEFAULT_MATH>(h));
+  const RowMajorGemm g = canonicalize(problem);
+  // CUBLAS_COMPUTE_32F and _FAST_TF32 take float scalars.
+  const float alpha = static_cast<float>(g.alpha), beta = static_cast<float>(g.beta);
+  CUBLAS_CHECK(cublasSetStream(h, static_cast<cudaStream_t>(stream)));
+  CUBLAS_CHECK(cublasGemmEx(h, op(g.trans_b), op(g.trans_a), static_cast<int>(g.n), static_cast<int>(g.m),
+                            static_cast<int>(g.k), &alpha, g.b, types.ab, static_cast<int>(g.ldb), g.a, types.ab,
+                            static_cast<int>(g.lda), &beta, g.c, CUDA_R_32F, static_cast<int>(g.ldc), types.compute,
+                            CUBLAS_GEMM_DEFAULT));
+  return Status::ok();
+}
+
+Status require_int_ld(const GemmProblem& p, const char* name) {
+  constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+  if (p.a.ld > kIntMax || p.b.ld > kIntMax || p.c.ld > kIntMax)
+    return {StatusCode::NotSupported, std::string(name) + ": leading dimensions must be below 2^31"};
+  return Status::ok();
+}
+
+}  // namespace
+
+Variant cublas_sgemm_variant() {
+  Variant v;
+  v.name = "cublas_sgemm";
+  v.backend = Backend::Cuda;
+  v.technique = "cuBLAS SGEMM, CUBLAS_PEDANTIC_MATH (anchor)";
+  v.anchor = true;
+  v.can_implement = [](const GemmProblem& p) {
+    GEMMLAB_TRY(require_f32_simt(p, "cublas_sgemm"));
+    return require_int_ld(p, "cublas_sgemm");
+  };
+  v.run = run_sgemm;
+  v.model = minimum_traffic;
+  return v;
+}
+
+Variant cublas_gemm_ex_variant(DType dtype) {
+  const Precision precision = *precision_for(dtype);
+  Variant v;
+  v.name = "cublas_" + std::string(to_string(dtype));
+  v.backend = Backend::Cuda;
+  v.tensor_cores = true;
+  v.input = precision.input;
+  v.compute = precision.compute;
+  v.output = precision.output;
+  v.technique = dtype == DType::TF32 ? "cuBLAS GemmEx, CUBLAS_COMPUTE_32F_FAST_TF32 (anchor)"
+                                     : "cuBLAS GemmEx, " + std::string(to_string(dtype)) +
+                                           " in, f32 out, CUBLAS_COMPUTE_32F (anchor)";
+  v.anchor = true;
+  const std::string name = v.name;
+  v.can_implement = [precision, name](const GemmProblem& p) {
+    GEMMLAB_TRY(require_precision(p, precision, name.c_str()));
+    return require_int_ld(p, name.c_str());
+  };
+  const GemmExTypes types = gemm_ex_types(dtype);
+  v.run = [types](const GemmProblem& p, Stream stream) { return run_gemm_ex(p, stream, types); };
+  v.model = minimum_traffic;
+  return v;
+}
+
+}  // namespace gemmlab::cuda
