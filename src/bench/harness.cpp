@@ -173,7 +173,7 @@ void time_rungs(const Options& o, Executor& ex, const GemmProblem& problem, cons
 }
 
 Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64_t seed,
-                 const std::vector<const Variant*>& selected, std::vector<Record>& records) {
+                 const std::vector<Variant>& selected, std::vector<Record>& records) {
   const bool ta = o.op_a == Op::T, tb = o.op_b == Op::T;
   const Precision precision = *precision_for(o.dtype);  // select_variants() checked it
   Operand a, b, c;
@@ -234,12 +234,14 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
   // Rungs that ran without an error (whatever the verification verdict), by record index:
   // the records vector does not move while they are timed.
   std::vector<std::pair<const Variant*, std::size_t>> ran;
-  for (const Variant* v : selected) {
+  for (const Variant& selected_variant : selected) {
+    const Variant* v = &selected_variant;
     Record r;
     r.backend = std::string(to_string(v->backend));
     r.variant = v->name;
     r.technique = v->technique;
     r.config = v->config.to_string();
+    r.config_name = v->config_name;
     r.dtype = std::string(to_string(o.dtype));
     r.anchor = v->anchor;
     r.threads = v->threads;
@@ -293,7 +295,7 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
 
 }  // namespace
 
-Status select_variants(const Options& o, Backend backend, std::vector<const Variant*>& selected) {
+Status select_variants(const Options& o, Backend backend, std::vector<Variant>& selected) {
   selected.clear();
   const std::optional<Precision> precision = precision_for(o.dtype);
   if (!precision)
@@ -301,15 +303,24 @@ Status select_variants(const Options& o, Backend backend, std::vector<const Vari
             fmt::format("--dtype {}: no rung computes in {} (f32, tf32, bf16 or f16)", to_string(o.dtype),
                         to_string(o.dtype))};
   if (o.variants.empty()) {
+    if (!o.config.empty())
+      return {StatusCode::InvalidValue,
+              fmt::format("--config {} needs --variants naming the rungs it configures (gemmlab list --configs "
+                          "shows each rung's configurations)",
+                          o.config)};
     for (const Variant& v : variants(backend))
-      if (v.precision() == *precision) selected.push_back(&v);
+      if (v.precision() == *precision) selected.push_back(v);
     if (selected.empty() && !variants(backend).empty())
       return {StatusCode::InvalidValue,
               fmt::format("--dtype {}: the {} backend has no {} variant (gemmlab list shows each variant's types)",
                           to_string(o.dtype), to_string(backend), to_string(o.dtype))};
     return Status::ok();
   }
-  for (const std::string& name : o.variants) {
+  for (std::size_t i = 0; i < o.variants.size(); ++i) {
+    const std::string& name = o.variants[i];
+    for (std::size_t j = 0; j < i; ++j)
+      if (o.variants[j] == name)
+        return {StatusCode::InvalidValue, fmt::format("--variants names '{}' twice", name)};
     const Variant* v = find_variant(backend, name);
     if (!v)
       return {StatusCode::InvalidValue,
@@ -322,13 +333,16 @@ Status select_variants(const Options& o, Backend backend, std::vector<const Vari
                           to_string(v->compute), to_string(o.dtype),
                           its ? fmt::format(" (run it with --dtype {})", to_string(*its)) : "")};
     }
-    selected.push_back(v);
+    Variant configured;
+    // The anchor runs as the vendor ships it; every other named rung takes the configuration.
+    GEMMLAB_TRY(configure(*v, v->anchor ? std::string_view{} : std::string_view{o.config}, configured));
+    selected.push_back(std::move(configured));
   }
   return Status::ok();
 }
 
 Status run(const Options& o, Executor& ex, std::vector<Record>& records) {
-  std::vector<const Variant*> selected;
+  std::vector<Variant> selected;
   GEMMLAB_TRY(select_variants(o, ex.backend(), selected));
   if (selected.empty())
     return {StatusCode::NotSupported, fmt::format("the {} backend has no variants in this build",

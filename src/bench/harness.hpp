@@ -26,6 +26,8 @@ struct Options {
   // Only variants of this precision run; naming one of another is an InvalidValue.
   DType dtype = DType::F32;
   std::vector<std::string> variants;  // names within the backend; empty = every rung of dtype
+  // A named configuration (Variant::configs) every named rung runs; empty: each its default.
+  std::string config;
   std::vector<Shape> shapes;
   Op op_a = Op::N, op_b = Op::N;
   Layout layout = Layout::RowMajor;
@@ -56,6 +58,7 @@ struct Timing {
 
 struct Record {
   std::string backend, variant, technique, config;
+  std::string config_name;  // the named configuration that ran (Variant::config_name); empty: one form
   std::string dtype = "f32";  // the --dtype name the variant ran under
   bool anchor = false;
   int threads = 1;
@@ -84,9 +87,10 @@ struct Record {
 Status run(const Options& options, Executor& executor, std::vector<Record>& records);
 
 // The variants `options` selects on `backend`: the named ones, or every variant of the
-// dtype. InvalidValue, naming the culprit, for an unknown name, a variant of another
-// dtype, or a dtype with no variant on the backend.
-Status select_variants(const Options& options, Backend backend, std::vector<const Variant*>& out);
+// dtype, each bound to options.config where one is named. InvalidValue, naming the
+// culprit, for an unknown name, a variant of another dtype, a dtype with no variant on the
+// backend, or a configuration a named rung does not have (with the valid ones).
+Status select_variants(const Options& options, Backend backend, std::vector<Variant>& out);
 
 // Finds the anchor for each record (same backend, dtype and shape; for CPU rungs the
 // anchor with the same thread count) and fills ratio_to_anchor.

@@ -53,7 +53,10 @@ std::string format_table(const std::vector<Record>& records, const RunContext& c
     const std::string ratio = r.ratio_to_anchor ? fmt::format("{:.3f}", *r.ratio_to_anchor) : "-";
     const std::string ms = r.timed ? fmt::format("{:.3f}", r.timing.median_ms) : "-";
     const std::string err = r.verified ? fmt::format("{:.1e}", r.verification.rel_frobenius) : "-";
-    out += fmt::format("  {:<22} {:<44} {:>10} {:>9} {:>11} {:>9}  {}\n", r.variant,
+    // A configuration other than the rung's own choice is named beside it.
+    const std::string name =
+        r.config_name.empty() || r.config_name == "auto" ? r.variant : r.variant + "/" + r.config_name;
+    out += fmt::format("  {:<22} {:<44} {:>10} {:>9} {:>11} {:>9}  {}\n", name,
                        shorten(r.technique, 44), rate, ratio, ms, err, verdict(r));
   }
   return out;
@@ -61,7 +64,7 @@ std::string format_table(const std::vector<Record>& records, const RunContext& c
 
 std::string format_csv(const std::vector<Record>& records) {
   std::string out =
-      "backend,variant,dtype,anchor,threads,m,n,k,trans,layout,alpha,beta,lda,ldb,ldc,seed,status,"
+      "backend,variant,configuration,dtype,anchor,threads,m,n,k,trans,layout,alpha,beta,lda,ldb,ldc,seed,status,"
       "reps,median_ms,min_ms,max_ms,spread,gflops,anchor_variant,ratio_to_anchor,verified,"
       "passed,rel_frobenius,max_abs_error,cgma,message\n";
   for (const Record& r : records) {
@@ -69,9 +72,9 @@ std::string format_csv(const std::vector<Record>& records) {
     for (char& ch : message)
       if (ch == '"') ch = '\'';
     out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.4f},{:.3f},{},{},{},"
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.4f},{:.3f},{},{},{},"
         "{},{:.3e},{:.3e},{:.3f},\"{}\"\n",
-        r.backend, r.variant, r.dtype, r.anchor ? 1 : 0, r.threads, r.m, r.n, r.k, r.trans, r.layout, r.alpha,
+        r.backend, r.variant, r.config_name, r.dtype, r.anchor ? 1 : 0, r.threads, r.m, r.n, r.k, r.trans, r.layout, r.alpha,
         r.beta, r.lda, r.ldb, r.ldc, r.seed, r.status, r.timing.reps, r.timing.median_ms,
         r.timing.min_ms, r.timing.max_ms, r.timing.spread, r.gflops, r.anchor_variant,
         r.ratio_to_anchor ? fmt::format("{:.4f}", *r.ratio_to_anchor) : "", r.verified ? 1 : 0,
@@ -122,6 +125,7 @@ nlohmann::json to_json(const std::vector<Record>& records, const RunContext& con
         {"dtype", r.dtype},
         {"technique", r.technique},
         {"config", r.config},
+        {"configuration", r.config_name},
         {"anchor", r.anchor},
         {"threads", r.threads},
         {"m", r.m}, {"n", r.n}, {"k", r.k},

@@ -51,7 +51,7 @@ void check_selection(const bench::Options& o, Backend backend) {
     if (!find_variant(backend, name))
       throw UsageError{fmt::format("--variants: no {} variant named '{}' (gemmlab list shows them)",
                                    to_string(backend), name)};
-  std::vector<const Variant*> selected;
+  std::vector<Variant> selected;
   if (Status s = bench::select_variants(o, backend, selected); !s) throw UsageError{s.message()};
 }
 
@@ -59,6 +59,9 @@ void add_selection_options(CLI::App& c, SelectionArgs& a, bool timing_options) {
   c.add_option("--backend", a.backend, "cpu, cuda or auto (cuda when a GPU is present)");
   add_dtype_option(c, a.dtype);
   c.add_option("--variants", a.variants, "Comma-separated variant names within the backend");
+  c.add_option("--config", a.config,
+               "Named configuration every rung of --variants runs (gemmlab list --configs shows them; "
+               "default: each rung's first, usually auto)");
   c.add_option("--sizes", a.sizes, "Square sizes, e.g. 512,1024")->excludes(
       c.add_option("--mnk", a.mnk, "Shapes MxNxK, e.g. 1000x513x77,64x64x1"));
   c.add_option("--trans", a.trans, "op(A)op(B): NN, NT, TN or TT");
@@ -91,6 +94,7 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
   const Backend backend = pick_backend(args.backend);
   bench::Options o;
   if (!args.variants.empty()) o.variants = parse_names(args.variants);
+  o.config = args.config;
   if (!args.sizes.empty()) o.shapes = parse_sizes(args.sizes);
   else if (!args.mnk.empty()) o.shapes = parse_mnk(args.mnk);
   else if (verify_only) o.shapes = kVerifyShapes;

@@ -22,6 +22,7 @@ void add_explain_options(CLI::App& c, ExplainArgs& a) {
   c.add_option("variant", a.variants, "Variant name(s) within the backend, comma-separated")->required();
   c.add_option("--backend", a.backend, "cpu, cuda or auto (cuda when a GPU is present)");
   add_dtype_option(c, a.dtype);
+  c.add_option("--config", a.config, "Named configuration of the rung(s) (gemmlab list --configs shows them)");
   c.add_option("--mnk", a.mnk, "Shapes MxNxK, e.g. 4096x4096x4096 (default: 4096^3 on cuda, 1024^3 on cpu)");
   c.add_option("--trans", a.trans, "op(A)op(B): NN, NT, TN or TT");
   c.add_option("--layout", a.layout, "row or col")->check(CLI::IsMember({"row", "col"}));
@@ -43,6 +44,7 @@ int run_explain(const ExplainArgs& args) {
   const Backend backend = pick_explain_backend(args.backend);
   bench::Options o;
   o.variants = parse_names(args.variants);
+  o.config = args.config;
   if (!args.mnk.empty()) o.shapes = parse_mnk(args.mnk);
   else {
     const std::int64_t n = backend == Backend::Cuda ? kDefaultCudaSize : kDefaultCpuSize;

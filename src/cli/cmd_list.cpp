@@ -1,4 +1,5 @@
-// gemmlab list: every registered variant with its technique and configuration.
+// gemmlab list: every registered variant with its technique and configuration; with
+// --configs, the named configurations each rung can run (bench --config NAME).
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -8,7 +9,7 @@
 
 namespace gemmlab::cli {
 
-int run_list(const std::string& backend, const std::string& format) {
+int run_list(const std::string& backend, const std::string& format, bool with_configs) {
   std::vector<Backend> backends;
   if (backend != "cuda") backends.push_back(Backend::Cpu);
   if (backend != "cpu") backends.push_back(Backend::Cuda);
@@ -27,6 +28,13 @@ int run_list(const std::string& backend, const std::string& format) {
       table += fmt::format("{:<6} {:<22} {:<6} {:<6} {:<62} {}\n", to_string(v.backend), v.name,
                            to_string(v.input), to_string(v.compute),
                            v.technique, v.config.to_string());
+      nlohmann::json configs = nlohmann::json::array();
+      for (const NamedConfig& c : v.configs) {
+        configs.push_back({{"name", c.name}, {"description", c.description}});
+        if (with_configs)
+          table += fmt::format("{:<6}   {:<20} {}{}\n", "", c.name, c.description,
+                               c.name == v.config_name ? " (default)" : "");
+      }
       doc.push_back({{"backend", to_string(v.backend)},
                      {"name", v.name},
                      {"input", to_string(v.input)},
@@ -34,6 +42,7 @@ int run_list(const std::string& backend, const std::string& format) {
                      {"output", to_string(v.output)},
                      {"technique", v.technique},
                      {"config", v.config.to_string()},
+                     {"configurations", configs},
                      {"anchor", v.anchor},
                      {"threads", v.threads}});
     }

@@ -17,6 +17,7 @@ struct SelectionArgs {
   std::string backend = "auto";
   std::string dtype = "f32";  // --dtype: f32, tf32, bf16 or f16
   std::string variants;
+  std::string config;  // --config: a named configuration of the rungs in --variants
   std::string sizes;
   std::string mnk;
   std::string trans = "NN";
@@ -38,6 +39,7 @@ struct SelectionArgs {
 // gemmlab explain VARIANT.
 struct ExplainArgs {
   std::string variants;
+  std::string config;
   std::string backend = "auto";
   std::string dtype = "f32";
   std::string mnk;
@@ -68,7 +70,8 @@ void add_dtype_option(CLI::App& command, std::string& dtype);
 // without variants on the backend).
 void check_selection(const bench::Options& options, Backend backend);
 
-int run_list(const std::string& backend, const std::string& format);
+// with_configs: each rung's named configurations under it (and in the JSON).
+int run_list(const std::string& backend, const std::string& format, bool with_configs);
 // verify_only: the verify subcommand (correctness only, awkward default shapes).
 int run_bench(const SelectionArgs& args, bool verify_only);
 

@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   list->add_option("--backend", list_backend, "cpu, cuda or all")
       ->check(CLI::IsMember({"cpu", "cuda", "all"}));
   list->add_option("--format", list_format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  bool list_configs = false;
+  list->add_flag("--configs", list_configs, "Also list each rung's named configurations (bench --config NAME)");
 
   SelectionArgs bench_args;
   CLI::App* bench = app.add_subcommand(
@@ -68,7 +70,7 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*list) return run_list(list_backend, list_format);
+    if (*list) return run_list(list_backend, list_format, list_configs);
     if (*bench) return run_bench(bench_args, false);
     if (*verify) return run_bench(verify_args, true);
     if (*explain) return run_explain(explain_args);

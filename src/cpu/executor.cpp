@@ -7,8 +7,9 @@
 #include <fmt/format.h>
 
 #include "core/executor.hpp"
-#include "cpu/machine/cpu_info.hpp"
+#include "core/host_info.hpp"
 #include "cpu/ladder/openblas.hpp"
+#include "cpu/machine/cpu_features.hpp"
 
 namespace gemmlab {
 namespace {
@@ -33,13 +34,13 @@ class CpuExecutor final : public Executor {
   Backend backend() const override { return Backend::Cpu; }
   Stream stream() const override { return nullptr; }
   std::vector<std::pair<std::string, std::string>> describe() const override {
-    const CpuInfo cpu = cpu_info();
+    const HostInfo cpu = host_info();
     const cpu::OpenBlasInfo& blas = cpu::openblas_info();
     return {{"cpu", cpu.model},
             {"logical_cores", std::to_string(cpu.logical_cores)},
             {"cpu_mhz_now", fmt::format("{:.0f}", cpu.current_mhz)},
             {"cpu_mhz_max", fmt::format("{:.0f}", cpu.max_mhz)},
-            {"isa", cpu.isa},
+            {"isa", std::string(to_string(cpu_features().best_isa()))},
             {"openblas_library", blas.loaded ? blas.library : blas.error},
             {"openblas_coretype", blas.coretype},
             {"openblas_corename", blas.corename},

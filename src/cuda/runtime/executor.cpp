@@ -3,7 +3,7 @@
 #include <cuda_runtime.h>
 
 #include "core/executor.hpp"
-#include "cpu/machine/cpu_info.hpp"
+#include "core/host_info.hpp"
 #include "cuda/runtime/buffer.hpp"
 #include "cuda/runtime/device.hpp"
 #include "cuda/runtime/l2_flush.hpp"
@@ -48,7 +48,7 @@ class CudaExecutor final : public Executor {
 
   std::vector<std::pair<std::string, std::string>> describe() const override {
     auto out = cuda::describe(facts_);
-    const CpuInfo cpu = cpu_info();
+    const HostInfo cpu = host_info();
     out.emplace_back("host_cpu", cpu.model);
     return out;
   }

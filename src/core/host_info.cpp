@@ -1,15 +1,13 @@
-#include "cpu/machine/cpu_info.hpp"
+#include "core/host_info.hpp"
 
 #include <fstream>
 #include <string>
 #include <thread>
 
-#include "cpu/machine/cpu_features.hpp"
-
 namespace gemmlab {
 
-CpuInfo cpu_info() {
-  CpuInfo info;
+HostInfo host_info() {
+  HostInfo info;
   info.logical_cores = static_cast<int>(std::thread::hardware_concurrency());
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
@@ -26,7 +24,6 @@ CpuInfo cpu_info() {
   std::ifstream max_freq("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
   double khz = 0;
   if (max_freq >> khz) info.max_mhz = khz / 1000.0;
-  info.isa = std::string(to_string(cpu_features().best_isa()));
   return info;
 }
 
