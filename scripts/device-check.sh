@@ -10,8 +10,8 @@
 # SANITIZER_DTYPES (the sanitizer's alone, default DTYPES), SANITIZER_MNK (its shapes, run with
 # ld padded by 1, default 67x45x33,35x37x19), SANITIZER_ALIGNED_MNK (shapes run with ld = the
 # row length, every pitch 16-byte aligned so that no operand is copied first: default
-# 136x264x40), SANITIZER_FORMS (more sanitizer runs, one per word, each a knob setting
-# such as GEMMLAB_WGMMA_OPERANDS=cp_async; the plain run comes first),
+# 136x264x40), SANITIZER_CONFIGS (more sanitizer runs, one per word DTYPE:VARIANT:CONFIG,
+# e.g. bf16:wgmma_ws_bf16:stream_k; each runs with the dtype's every transposition and shape),
 # SKIP_TESTS=1, SKIP_SANITIZER=1, SKIP_BENCH=1 to leave a step out.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -53,17 +53,16 @@ if [[ -z ${SKIP_SANITIZER:-} ]]; then
     start=$(date +%s)
     status=ok
     runs=0
-    for form in "" ${SANITIZER_FORMS:-}; do
-      for dtype in $sanitizer_dtypes; do
-        for trans in NN TN NT TT; do
-          for shapes in "1 ${SANITIZER_MNK:-67x45x33,35x37x19}" "0 ${SANITIZER_ALIGNED_MNK:-136x264x40}"; do
-            # shellcheck disable=SC2086  # an empty form adds nothing to the environment
-            env $form compute-sanitizer --tool "$tool" --error-exitcode 99 \
-              "$build/gemmlab" verify --backend cuda --dtype "$dtype" --mnk "${shapes#* }" \
-              --trans "$trans" --beta 0.5 --pad "${shapes%% *}" >>"$out/sanitizer-$tool.log" 2>&1 ||
-              status="FAILED (${form:+$form }$dtype $trans pad ${shapes%% *})"
-            runs=$((runs + 1))
-          done
+    # The default forms of every rung of each dtype, then each named configuration asked for.
+    for form in $(for d in $sanitizer_dtypes; do echo "$d::"; done) ${SANITIZER_CONFIGS:-}; do
+      IFS=: read -r dtype variant config <<<"$form"
+      for trans in NN TN NT TT; do
+        for shapes in "1 ${SANITIZER_MNK:-67x45x33,35x37x19}" "0 ${SANITIZER_ALIGNED_MNK:-136x264x40}"; do
+          compute-sanitizer --tool "$tool" --error-exitcode 99 \
+            "$build/gemmlab" verify --backend cuda --dtype "$dtype" ${variant:+--variants "$variant"} \
+            ${config:+--config "$config"} --mnk "${shapes#* }" --trans "$trans" --beta 0.5 --pad "${shapes%% *}" \
+            >>"$out/sanitizer-$tool.log" 2>&1 || status="FAILED ($form $trans pad ${shapes%% *})"
+          runs=$((runs + 1))
         done
       done
     done
