@@ -4,16 +4,14 @@
 
   scripts/memlab.py plots  DIR [--out DIR]
       One PNG per experiment of DIR/mem.json (mem-EXPERIMENT.png).
-  scripts/memlab.py tables DIR DOC.md
-      Replaces each block (one or more) between <!-- mem:NAME:begin --> and <!-- mem:NAME:end --> in
-      DOC.md with the table NAME drawn from DIR/{device,mem,explain}.json, so every figure
-      in the page comes from committed results. NAME: device, coalescing, aos_soa,
-      alignment, pitch, transpose, constant, transfer, explain, then80.
+
+The tables (TABLES below: device, coalescing, aos_soa, alignment, pitch, transpose, constant,
+transfer, explain, then80) are written into README.md and docs/ by scripts/regenerate.py,
+between <!-- table:DIR/mem:NAME --> and <!-- /table:DIR/mem:NAME --> markers.
 """
 import argparse
 import json
 import os
-import re
 import sys
 
 # The seeds' G80-era figures (seed 001 and seed 003), for the then-and-now table.
@@ -71,8 +69,7 @@ def t_device(d, mem, explain):
         ["cuBLAS SGEMM", f'{c["sgemm_gflops"] / 1e3:.1f} TFLOP/s', by["sgemm"]["what"]],
     ]
     head = (f'{dev["name"]}, compute capability {dev["compute_capability"]}, {dev["sm_count"]} SMs, '
-            f'L2 {dev["l2_bytes"] >> 20} MiB, buffers of {c["buffer_bytes"] / 1e9:.2f} GB, '
-            f'commit {d["build"]["commit"]}.\n\n')
+            f'L2 {dev["l2_bytes"] >> 20} MiB, buffers of {c["buffer_bytes"] / 1e9:.2f} GB.\n\n')
     return head + table(["ceiling", "measured", "how"], body)
 
 
@@ -124,7 +121,7 @@ def t_explain(d, mem, explain):
             f'{100 * x.get("fraction_of_seed_bound", 0):.0f}' if x.get("fraction_of_seed_bound") else "-",
         ])
     m = explain["results"][0]
-    head = f'm = n = k = {m["m"]}, {m["trans"]}, commit {explain["build"]["commit"]}.\n\n'
+    head = f'm = n = k = {m["m"]}, {m["trans"]}.\n\n'
     return head + table(["rung", "TFLOP/s", "CGMA", "regs", "smem B/block", "blocks/SM (limit)", "API agrees",
                          "% of roofline", "% of seed bound"], body)
 
@@ -170,23 +167,6 @@ TABLES = {
 }
 
 
-def cmd_tables(args):
-    d, mem, explain = (load(args.dir, n) for n in ("device.json", "mem.json", "explain.json"))
-    with open(args.doc) as f:
-        text = f.read()
-    found = 0
-    for name, make in TABLES.items():
-        pattern = re.compile(rf"(<!-- mem:{name}:begin -->\n).*?(<!-- mem:{name}:end -->)", re.S)
-        if pattern.search(text):
-            found += 1
-            text = pattern.sub(lambda m: m.group(1) + make(d, mem, explain) + "\n" + m.group(2), text)
-    unknown = set(re.findall(r"<!-- mem:(\w+):begin -->", text)) - set(TABLES)
-    if unknown or not found:
-        sys.exit(f"{args.doc}: unknown table(s) {sorted(unknown)}" if unknown else f"{args.doc}: no <!-- mem:NAME:begin --> block")
-    with open(args.doc, "w") as f:
-        f.write(text)
-
-
 def cmd_plots(args):
     import matplotlib
     matplotlib.use("Agg")
@@ -225,7 +205,7 @@ def cmd_plots(args):
         if experiment != "transfer":
             ax.axhline(copy, color="black", linestyle="--", linewidth=1, label=f"cudaMemcpy D2D {copy:.0f} GB/s")
         ax.set_ylabel("GB/s")
-        ax.set_title(f'{experiment} ({mem["device"]["name"]}, commit {mem["build"]["commit"]})', fontsize=10)
+        ax.set_title(f'{experiment} ({mem["device"]["name"]})', fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
         fig.tight_layout()
@@ -242,10 +222,6 @@ def main():
     a.add_argument("dir")
     a.add_argument("--out")
     a.set_defaults(func=cmd_plots)
-    t = sub.add_parser("tables")
-    t.add_argument("dir")
-    t.add_argument("doc")
-    t.set_defaults(func=cmd_tables)
     args = p.parse_args()
     args.func(args)
 

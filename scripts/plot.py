@@ -6,16 +6,13 @@ result's "dtype", and version 1 files are f32 throughout).
       TFLOP/s (GFLOP/s for cpu) against size for every rung; the anchor is a dashed line.
   scripts/plot.py table RESULTS.json [--sizes 4096,8192]
       A Markdown table: rung, technique, rate and ratio to the anchor per size.
-  scripts/plot.py readme README.md NAME RESULTS.json [--sizes ...]
-      Replaces the text between <!-- NAME:begin --> and <!-- NAME:end --> in README.md
-      with that table, so README figures always come from committed results.
-  scripts/plot.py merge OUT.json RESULTS.json [MORE.json ...]
-      One file holding several runs ({"runs": [...]}, each run as gemmlab wrote it);
-      every command above reads it like the files it came from.
+
+scripts/regenerate.py calls both for every run of record: each results/<machine>/*.json gets
+its plot beside it, and every generated table in README.md and docs/ is rewritten.
 """
 import argparse
 import json
-import re
+import os
 import sys
 
 SCHEMA_VERSIONS = (1, 2)
@@ -42,45 +39,88 @@ def unit(records):
     return (1e-3, "TFLOP/s") if cuda else (1.0, "GFLOP/s")
 
 
-def cmd_plot(args):
+def plot_bench(paths, out, title=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    docs, records = load(args.results)
+    docs, records = load(paths)
     scale, label = unit(records)
     order = []
     for r in records:
         if r["variant"] not in order:
             order.append(r["variant"])
-    fig, ax = plt.subplots(figsize=(9, 5.5))
-    colors = plt.get_cmap("tab20").colors
-    for index, name in enumerate(order):
-        points = sorted({r["m"]: r for r in records if r["variant"] == name}.values(), key=lambda r: r["m"])
-        anchor = points[0]["anchor"]
-        color = "black" if anchor else colors[index % len(colors)]
-        # Powers of two make the line; other sizes (1000, 4095 ...) are unconnected rings.
-        line = [r for r in points if r["m"] & (r["m"] - 1) == 0]
-        odd = [r for r in points if r["m"] & (r["m"] - 1) != 0]
-        ax.plot([r["m"] for r in line], [r["gflops"] * scale for r in line], "--" if anchor else "-o",
-                color=color, label=name, linewidth=2 if anchor else 1.2, markersize=3)
-        ax.plot([r["m"] for r in odd], [r["gflops"] * scale for r in odd], "o", color=color,
-                markerfacecolor="none", markersize=6)
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("m = n = k")
-    ax.set_ylabel(label)
+    sizes = sorted({r["m"] for r in records})
     device = docs[0]["device"].get("gpu") or docs[0]["device"].get("cpu", "")
     dtypes = "/".join(sorted({r["dtype"] for r in records}))
-    ax.set_title(args.title or f"gemmlab ladder ({dtypes}), {device}, commit {docs[0]['build']['commit']}")
+    colors = plt.get_cmap("tab20").colors
+    if len(sizes) <= 4:
+        # Few sizes: one group of bars per rung, one bar per size, the anchor hatched.
+        by = {(r["variant"], r["m"]): r for r in records}
+        fig, ax = plt.subplots(figsize=(min(12, max(7, 0.6 * len(order) * len(sizes) ** 0.5 + 2)), 4.8))
+        width = 0.8 / len(sizes)
+        for i, size in enumerate(sizes):
+            xs = [j + (i - (len(sizes) - 1) / 2) * width for j, name in enumerate(order) if (name, size) in by]
+            rs = [by[(name, size)] for name in order if (name, size) in by]
+            ax.bar(xs, [r["gflops"] * scale for r in rs], width, color=colors[(2 * i) % len(colors)],
+                   hatch=None, label=f"{size}³")
+            for x, r in zip(xs, rs):
+                if r.get("anchor"):
+                    ax.bar([x], [r["gflops"] * scale], width, color="none", edgecolor="black", hatch="//")
+        ax.set_xticks(range(len(order)))
+        ax.set_xticklabels(order, rotation=40, ha="right", fontsize=8)
+        ax.set_ylabel(label)
+        ax.legend(fontsize=8, title="m = n = k (anchor hatched)", title_fontsize=7)
+    else:
+        fig, ax = plt.subplots(figsize=(9, 5.5))
+        for index, name in enumerate(order):
+            points = sorted({r["m"]: r for r in records if r["variant"] == name}.values(), key=lambda r: r["m"])
+            anchor = points[0]["anchor"]
+            color = "black" if anchor else colors[index % len(colors)]
+            # Powers of two make the line; other sizes (1000, 4095 ...) are unconnected rings.
+            line = [r for r in points if r["m"] & (r["m"] - 1) == 0]
+            odd = [r for r in points if r["m"] & (r["m"] - 1) != 0]
+            ax.plot([r["m"] for r in line], [r["gflops"] * scale for r in line], "--" if anchor else "-o",
+                    color=color, label=name, linewidth=2 if anchor else 1.2, markersize=3)
+            ax.plot([r["m"] for r in odd], [r["gflops"] * scale for r in odd], "o", color=color,
+                    markerfacecolor="none", markersize=6)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("m = n = k")
+        ax.set_ylabel(label)
+        ax.legend(fontsize=8, ncol=2, title="rings: sizes that are not powers of two", title_fontsize=7)
+    ax.set_title(title or f"gemmlab bench ({dtypes}), {device}", fontsize=10)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, ncol=2, title="rings: sizes that are not powers of two", title_fontsize=7)
     fig.tight_layout()
-    fig.savefig(args.out, dpi=120)
-    print(f"wrote {args.out}")
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    print(out)
 
 
-def markdown_table(path, sizes):
+def cmd_plot(args):
+    plot_bench(args.results, args.out, args.title)
+
+
+# Dense multiply-add rate per SM and clock (flops), by compute capability and input type: the
+# peak a rung is held against is this x SMs x the maximum SM clock the run recorded. 3xTF32
+# runs three tf32 passes, so its peak is the tf32 one over three.
+FLOPS_PER_SM_CLOCK = {
+    "9.0": {"f32": 256, "tf32": 2048, "bf16": 4096, "f16": 4096},
+}
+
+
+def peak_gflops(doc, record):
+    dev = doc["device"]
+    per = FLOPS_PER_SM_CLOCK.get(dev.get("compute_capability", ""), {})
+    dtype = "tf32" if "3xtf32" in record["variant"] else record["dtype"]
+    if dtype not in per or not dev.get("sm_count") or not dev.get("sm_clock_max_mhz"):
+        return None
+    peak = per[dtype] * int(dev["sm_count"]) * int(dev["sm_clock_max_mhz"]) * 1e-3
+    return peak / 3 if "3xtf32" in record["variant"] else peak
+
+
+def markdown_table(path, sizes, link_to=None):
     docs, records = load([path])
+    d = docs[0]
     scale, label = unit(records)
     sizes = sizes or sorted({r["m"] for r in records})
     by = {(r["variant"], r["m"]): r for r in records}
@@ -88,26 +128,42 @@ def markdown_table(path, sizes):
     for r in records:
         if r["variant"] not in order:
             order.append(r["variant"])
-    head = "| rung | technique | " + " | ".join(f"{s}³ {label} | × anchor" for s in sizes) + " |"
-    rule = "|---|---|" + "---:|---:|" * len(sizes)
+    with_peak = any(peak_gflops(d, r) for r in records)
+    per_size = ["TFLOP/s" if scale < 1 else "GFLOP/s", "× anchor"] + (["% peak"] if with_peak else [])
+    head = "| rung | technique | CGMA | " + " | ".join(f"{s}³ {c}" for s in sizes for c in per_size) + " |"
+    rule = "|---|---|---:|" + "---:|" * (len(per_size) * len(sizes))
     rows = [head, rule]
     for name in order:
         cells = []
         for s in sizes:
             r = by.get((name, s))
             if r is None:
-                cells += ["", ""]
+                cells += [""] * len(per_size)
                 continue
             ratio = r.get("ratio_to_anchor")
             cells += [f"{r['gflops'] * scale:.2f}", f"{ratio:.3f}" if ratio is not None else ""]
+            if with_peak:
+                peak = peak_gflops(d, r)
+                cells.append(f"{100 * r['gflops'] / peak:.1f}" if peak else "")
+        mine = [by[(name, s)] for s in sizes if (name, s) in by]
+        cgmas = sorted({round(r["model"]["cgma"]) for r in mine if r.get("model", {}).get("cgma")})
+        cgma = "–" if not cgmas else (f"{cgmas[0]}" if len(cgmas) == 1 else f"{cgmas[0]}–{cgmas[-1]}")
+        if any(r.get("anchor") for r in mine):
+            cgma = "–"  # the anchor's tiles are not ours to model
         tech = next(r["technique"] for r in records if r["variant"] == name)
-        rows.append(f"| `{name}` | {tech} | " + " | ".join(cells) + " |")
-    d = docs[0]
+        rows.append(f"| `{name}` | {tech} | {cgma} | " + " | ".join(cells) + " |")
     device = d["device"].get("gpu") or d["device"].get("cpu", "")
     clock = d["device"].get("sm_clock_now_mhz") or d["device"].get("cpu_mhz_now", "")
+    shown = [r for r in records if r["m"] in sizes]
+    passed = sum(1 for r in shown if r.get("verification", {}).get("passed"))
+    verdict = "every result verified" if passed == len(shown) else f"{passed} of {len(shown)} results verified"
+    link = link_to or path
     rows.append("")
-    rows.append(f"{device}, clock {clock} MHz when the run started, commit `{d['build']['commit']}`, "
-                f"{d['build']['build_type']}; medians, anchor measured in the same run (`{path}`).")
+    rows.append(f"{device}, clock {clock} MHz when the run started, {d['build']['build_type']} build, "
+                f"{d['settings'].get('trans', 'NN')} {d['settings'].get('layout', 'row')}-major"
+                + (f", L2 flush `{d['settings'].get('l2_flush', 'write')}`" if d["device"].get("gpu") else "")
+                + f"; medians, {verdict}, anchor measured "
+                f"in the same run ([{os.path.basename(path)}]({link})).")
     return "\n".join(rows)
 
 
@@ -117,28 +173,6 @@ def parse_sizes(text):
 
 def cmd_table(args):
     print(markdown_table(args.results, parse_sizes(args.sizes)))
-
-
-def cmd_readme(args):
-    text = open(args.readme).read()
-    begin, end = f"<!-- {args.name}:begin -->", f"<!-- {args.name}:end -->"
-    if begin not in text or end not in text:
-        sys.exit(f"{args.readme}: markers {begin} / {end} not found")
-    table = markdown_table(args.results, parse_sizes(args.sizes))
-    text = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: f"{begin}\n{table}\n{end}", text, flags=re.S)
-    open(args.readme, "w").write(text)
-    print(f"updated {args.name} in {args.readme}")
-
-
-def cmd_merge(args):
-    runs = []
-    for path in args.results:
-        with open(path) as f:
-            doc = json.load(f)
-        runs.extend(doc.get("runs", [doc]))
-    with open(args.out, "w") as f:
-        json.dump({"runs": runs, "merged_from": args.results}, f, indent=1)
-    print(f"wrote {args.out}: {len(runs)} runs")
 
 
 def main():
@@ -153,16 +187,6 @@ def main():
     t.add_argument("results")
     t.add_argument("--sizes")
     t.set_defaults(func=cmd_table)
-    r = sub.add_parser("readme")
-    r.add_argument("readme")
-    r.add_argument("name")
-    r.add_argument("results")
-    r.add_argument("--sizes")
-    r.set_defaults(func=cmd_readme)
-    m = sub.add_parser("merge")
-    m.add_argument("out")
-    m.add_argument("results", nargs="+")
-    m.set_defaults(func=cmd_merge)
     args = p.parse_args()
     args.func(args)
 
