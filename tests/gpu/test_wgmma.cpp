@@ -11,7 +11,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <limits>
@@ -275,189 +274,229 @@ TEST(Wgmma, OperandsTmaCannotAddressArePadded) {
   EXPECT_EQ(info.threads_per_block, 256);
 }
 
-// The forms of the warp-specialised kernel (wgmma_ws.cuh Options), each forced in turn:
-// clusters of two blocks sharing B by multicast, single blocks, or clusters of 2 x 2 whose
-// tile rows also share A (16-bit types with K-major A; the others run as clusters of two);
-// C through shared memory
-// and TMA (warp-stored where TMA cannot address C), warp-stored, from registers (for tf32
-// also C^T), or bulk-copied where TMA cannot address C and beta = 0. Ragged tiles (an odd
-// number of tile rows leaves one block of the last cluster without rows), alpha/beta, C that
-// TMA cannot address (pads 1, 2, 3: row pitches of 4n + 1, 2, 3 floats).
+// A rung bound to each of its named configurations in turn (gemmlab::configure, as the CLI's
+// --config does); a rung without configurations as it is.
+std::vector<Variant> configurations_of(const Variant& v) {
+  if (v.configs.empty()) return {v};
+  std::vector<Variant> out;
+  for (const NamedConfig& c : v.configs) {
+    Variant bound;
+    const Status s = configure(v, c.name, bound);
+    EXPECT_TRUE(s.is_ok()) << v.name << " " << c.name << ": " << s.describe();
+    if (s.is_ok()) out.push_back(std::move(bound));
+  }
+  return out;
+}
+
+Variant configured(const Variant& v, const char* name) {
+  Variant bound;
+  const Status s = configure(v, name, bound);
+  EXPECT_TRUE(s.is_ok()) << v.name << " " << name << ": " << s.describe();
+  return bound;
+}
+
+// The name explain gives the kernel run() launches for `c` (descriptors only: explain reads no data).
+std::string kernel_name_for(const Variant& v, const Case& c) {
+  DeviceArray buffer(1 << 20);
+  GemmProblem p = problem_of(v, c);
+  p.a.data = p.b.data = p.c.data = buffer.p;
+  KernelInfo info;
+  const Status s = v.kernel_info(p, info);
+  EXPECT_TRUE(s.is_ok()) << v.name << " " << v.config_name << " " << describe(c) << ": " << s.describe();
+  return info.name;
+}
+
+// The configurations of the warp-specialised rungs, listed on the variant with the default
+// first, each reachable by name without a GPU; an unknown name is refused, listing them.
+TEST(Wgmma, ConfigurationsAreNamedOnTheVariant) {
+  const std::pair<Variant, std::vector<std::string>> rungs[] = {
+      {cuda::wgmma_ws_variant(DType::BF16), {"auto", "blocks", "clusters", "stream_k"}},
+      {cuda::wgmma_ws_variant(DType::F16), {"auto", "blocks", "clusters", "stream_k"}},
+      {cuda::wgmma_ws_tf32_variant(), {"auto", "blocks", "clusters", "stream_k"}},
+      {cuda::wgmma_3xtf32_variant(), {"auto", "blocks"}},
+  };
+  for (const auto& [v, names] : rungs) {
+    SCOPED_TRACE(v.name);
+    EXPECT_EQ(v.config_name, "auto");
+    ASSERT_EQ(v.configs.size(), names.size());
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      EXPECT_EQ(v.configs[i].name, names[i]);
+      EXPECT_FALSE(v.configs[i].description.empty()) << names[i];
+      Variant bound;
+      ASSERT_TRUE(configure(v, names[i], bound).is_ok()) << names[i];
+      EXPECT_EQ(bound.config_name, names[i]);
+      EXPECT_EQ(bound.name, v.name);
+      EXPECT_EQ(bound.configs.size(), names.size());
+      EXPECT_TRUE(bound.run && bound.prepare && bound.kernel_info && bound.can_implement && bound.configure);
+    }
+    // An unknown name: InvalidValue, from the library and from the variant itself, listing
+    // the valid names.
+    for (const char* bad : {"smem", "4", "cp_async", "quarters"}) {
+      Variant bound;
+      const Status s = configure(v, bad, bound);
+      EXPECT_EQ(s.code(), StatusCode::InvalidValue) << bad << ": " << s.describe();
+      EXPECT_NE(s.message().find(bad), std::string::npos) << s.describe();
+      const Status direct = v.configure(bad, bound);
+      EXPECT_EQ(direct.code(), StatusCode::InvalidValue) << direct.describe();
+      for (const std::string& name : names) EXPECT_NE(direct.message().find(name), std::string::npos) << direct.describe();
+    }
+  }
+  // 3xTF32 runs one K pass short of a stream-K tail: no such configuration.
+  Variant bound;
+  EXPECT_EQ(configure(cuda::wgmma_3xtf32_variant(), "stream_k", bound).code(), StatusCode::InvalidValue);
+}
+
+// Every configuration of the warp-specialised rungs on the forms it runs: clusters of two
+// blocks sharing B by multicast or single blocks; C through shared memory and TMA, warp-stored
+// where TMA cannot address C, from registers where the kernel has no warp-stored epilogue (A in
+// registers, 3xTF32's promoted sums), for tf32 also C^T. Ragged tiles (an odd number of tile
+// rows leaves one block of the last cluster without rows), alpha/beta, C that TMA cannot
+// address (pads 1, 2, 3: row pitches of 4n + 1, 2, 3 floats).
 TEST(Wgmma, EveryKernelForm) {
   REQUIRE_HOPPER();
   const std::vector<Variant> rungs = {cuda::wgmma_ws_variant(DType::BF16), cuda::wgmma_ws_tf32_variant(),
                                       cuda::wgmma_3xtf32_variant()};
   std::uint64_t seed = fresh_seed();
-  for (const char* cluster : {"1", "2", "4"})
-    for (const char* epilogue : {"registers", "tma", "warps", "bulk"}) {
-      ASSERT_EQ(setenv("GEMMLAB_WGMMA_CLUSTER", cluster, 1), 0);
-      ASSERT_EQ(setenv("GEMMLAB_WGMMA_EPILOGUE", epilogue, 1), 0);
-      SCOPED_TRACE(fmt::format("cluster {} epilogue {}", cluster, epilogue));
-      for (const Variant& v : rungs) {
-        check_case(v, {300, 520, 1023, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}, seed++);
-        check_case(v, {129, 257, 65, Op::T, Op::N, Layout::RowMajor, -1.5, 0.5, 0}, seed++);
-        check_case(v, {640, 300, 200, Op::N, Op::N, Layout::ColMajor, 0.5, 1.0, 3}, seed++);
-        check_case(v, {1000, 7, 300, Op::T, Op::T, Layout::RowMajor, 2.0, 0.0, 8}, seed++);
-        // tf32 computes these as C^T = B^T A^T: C's last 64 columns straddle its edge, at a
-        // multiple of 4 and not (stored from registers then).
-        check_case(v, {264, 136, 200, Op::N, Op::N, Layout::RowMajor, 1.0, -0.5, 0}, seed++);
-        check_case(v, {300, 130, 99, Op::N, Op::N, Layout::RowMajor, 0.5, 0.0, 0}, seed++);
-        check_case(v, {130, 300, 99, Op::T, Op::T, Layout::ColMajor, -1.0, 1.0, 0}, seed++);
-        // More tiles than blocks: each block's epilogue buffers go round several times, also
-        // after a tile that stages an odd number of 32-column chunks (the last column here,
-        // and every tile of the 20-column C).
-        check_case(v, {2100, 2070, 40, Op::N, Op::N, Layout::RowMajor, 1.0, 0.5, 1}, seed++);
-        check_case(v, {20000, 20, 8, Op::N, Op::T, Layout::RowMajor, 1.0, 0.5, 1}, seed++);
-        // beta = 0 and a C that TMA cannot address (bulk-copied): rows of every misalignment,
-        // the last 64 columns of a tile straddling C's edge, tile rows that end inside a
-        // warp's 8 or 16 rows, a column-major C, several tiles per block.
-        check_case(v, {257, 300, 64, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 1}, seed++);
-        check_case(v, {200, 600, 72, Op::T, Op::T, Layout::RowMajor, -1.0, 0.0, 2}, seed++);
-        check_case(v, {640, 300, 200, Op::N, Op::T, Layout::ColMajor, 0.5, 0.0, 3}, seed++);
-        check_case(v, {2100, 2070, 40, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 3}, seed++);
-      }
+  for (const Variant& rung : rungs)
+    for (const Variant& v : configurations_of(rung)) {
+      SCOPED_TRACE(v.name + " " + v.config_name);
+      check_case(v, {300, 520, 1023, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}, seed++);
+      check_case(v, {129, 257, 65, Op::T, Op::N, Layout::RowMajor, -1.5, 0.5, 0}, seed++);
+      check_case(v, {640, 300, 200, Op::N, Op::N, Layout::ColMajor, 0.5, 1.0, 3}, seed++);
+      check_case(v, {1000, 7, 300, Op::T, Op::T, Layout::RowMajor, 2.0, 0.0, 8}, seed++);
+      // tf32 computes these as C^T = B^T A^T: C's last 64 columns straddle its edge, at a
+      // multiple of 4 and not (stored from registers then).
+      check_case(v, {264, 136, 200, Op::N, Op::N, Layout::RowMajor, 1.0, -0.5, 0}, seed++);
+      check_case(v, {300, 130, 99, Op::N, Op::N, Layout::RowMajor, 0.5, 0.0, 0}, seed++);
+      check_case(v, {130, 300, 99, Op::T, Op::T, Layout::ColMajor, -1.0, 1.0, 0}, seed++);
+      // More tiles than blocks: each block's epilogue buffers go round several times, also
+      // after a tile that stages an odd number of 32-column chunks (the last column here,
+      // and every tile of the 20-column C).
+      check_case(v, {2100, 2070, 40, Op::N, Op::N, Layout::RowMajor, 1.0, 0.5, 1}, seed++);
+      check_case(v, {20000, 20, 8, Op::N, Op::T, Layout::RowMajor, 1.0, 0.5, 1}, seed++);
+      // beta = 0 and a C that TMA cannot address: rows of every misalignment, the last
+      // columns of a tile straddling C's edge, tile rows that end inside a warp's 8 or 16
+      // rows, a column-major C, several tiles per block.
+      check_case(v, {257, 300, 64, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 1}, seed++);
+      check_case(v, {200, 600, 72, Op::T, Op::T, Layout::RowMajor, -1.0, 0.0, 2}, seed++);
+      check_case(v, {640, 300, 200, Op::N, Op::T, Layout::ColMajor, 0.5, 0.0, 3}, seed++);
+      check_case(v, {2100, 2070, 40, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 3}, seed++);
     }
-  unsetenv("GEMMLAB_WGMMA_CLUSTER");
-  unsetenv("GEMMLAB_WGMMA_EPILOGUE");
 }
 
-// explain names the form that runs; a bad knob is refused by name.
-TEST(Wgmma, FormIsNamedAndBadKnobsRefused) {
+// explain names the form each configuration runs, and the form that runs where a
+// configuration cannot apply (one row of tiles: no cluster; a C that TMA cannot address: no
+// stream-K tail).
+TEST(Wgmma, EachConfigurationNamesItsForm) {
   REQUIRE_HOPPER();
   const Variant v = cuda::wgmma_ws_variant(DType::BF16);
-  DeviceArray buffer(1 << 22);
-  GemmProblem p;
-  p.m = p.n = p.k = 512;
-  p.a = shaped(512, 512, Layout::RowMajor, DType::BF16, 0);
-  p.b = p.a;
-  p.c = shaped(512, 512, Layout::RowMajor, DType::F32, 0);
-  p.a.data = p.b.data = p.c.data = buffer.p;
-  KernelInfo info;
-  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
+  const Case square{512, 512, 512, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0};
   // By default single blocks where no stream-K tail runs and TMA can address C (form_of).
-  EXPECT_NE(info.name.find("no clusters, TMA-store epilogue"), std::string::npos) << info.name;
-  ASSERT_EQ(setenv("GEMMLAB_WGMMA_CLUSTER", "2", 1), 0);
-  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
-  EXPECT_NE(info.name.find("clusters of 2, TMA-store epilogue"), std::string::npos) << info.name;
-  ASSERT_EQ(setenv("GEMMLAB_WGMMA_CLUSTER", "auto", 1), 0);
-  p.c = shaped(512, 512, Layout::RowMajor, DType::F32, 1);  // rows of C TMA cannot address: clusters
-  p.c.data = buffer.p;
-  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
-  EXPECT_NE(info.name.find("clusters of 2, warp-stored epilogue"), std::string::npos) << info.name;
-  p.c = shaped(512, 512, Layout::RowMajor, DType::F32, 0);
-  p.c.data = buffer.p;
-  {  // 3xTF32 keeps clusters by default (form_of)
-    GemmProblem q = p;
-    q.a = q.b = shaped(512, 512, Layout::RowMajor, DType::F32, 0);
-    q.a.data = q.b.data = buffer.p;
-    ASSERT_TRUE(cuda::wgmma_3xtf32_variant().kernel_info(q, info).is_ok());
-    EXPECT_NE(info.name.find("(clusters of 2, "), std::string::npos) << info.name;
-  }
-  ASSERT_EQ(setenv("GEMMLAB_WGMMA_CLUSTER", "4", 1), 0);
-  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
-  EXPECT_NE(info.name.find("clusters of 2 x 2 sharing A and B, TMA-store epilogue"), std::string::npos) << info.name;
-  unsetenv("GEMMLAB_WGMMA_CLUSTER");
-  p.m = 100;  // one row of tiles: nothing to share
-  p.a = shaped(100, 512, Layout::RowMajor, DType::BF16, 0);
-  p.c = shaped(100, 512, Layout::RowMajor, DType::F32, 1);  // rows of C TMA cannot address
-  p.a.data = p.c.data = buffer.p;
-  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
-  EXPECT_NE(info.name.find("no clusters, warp-stored epilogue"), std::string::npos) << info.name;
-  ASSERT_EQ(setenv("GEMMLAB_WGMMA_EPILOGUE", "registers", 1), 0);
-  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
-  EXPECT_NE(info.name.find("no clusters, epilogue from registers"), std::string::npos) << info.name;
-  // bulk: where TMA cannot address C and beta = 0; warp-stored for beta != 0; TMA where it can.
-  ASSERT_EQ(setenv("GEMMLAB_WGMMA_EPILOGUE", "bulk", 1), 0);
-  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
-  EXPECT_NE(info.name.find("no clusters, bulk-copied epilogue"), std::string::npos) << info.name;
-  p.beta = 1.0;
-  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
-  EXPECT_NE(info.name.find("no clusters, warp-stored epilogue"), std::string::npos) << info.name;
-  p.beta = 0.0;
-  p.c = shaped(100, 512, Layout::RowMajor, DType::F32, 0);
-  p.c.data = buffer.p;
-  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
-  EXPECT_NE(info.name.find("no clusters, TMA-store epilogue"), std::string::npos) << info.name;
-  unsetenv("GEMMLAB_WGMMA_EPILOGUE");
+  EXPECT_NE(kernel_name_for(v, square).find("no clusters, TMA-store epilogue"), std::string::npos)
+      << kernel_name_for(v, square);
+  EXPECT_NE(kernel_name_for(configured(v, "clusters"), square).find("clusters of 2, TMA-store epilogue"),
+            std::string::npos);
+  EXPECT_NE(kernel_name_for(configured(v, "blocks"), square).find("no clusters, TMA-store epilogue"),
+            std::string::npos);
+  // Rows of C TMA cannot address: clusters by default, warp-stored.
+  Case unaddressable = square;
+  unaddressable.pad = 1;
+  EXPECT_NE(kernel_name_for(v, unaddressable).find("clusters of 2, warp-stored epilogue"), std::string::npos)
+      << kernel_name_for(v, unaddressable);
+  // 3xTF32 keeps clusters by default (form_of); "blocks" runs without.
+  const Variant three = cuda::wgmma_3xtf32_variant();
+  EXPECT_NE(kernel_name_for(three, square).find("(clusters of 2, "), std::string::npos) << kernel_name_for(three, square);
+  EXPECT_NE(kernel_name_for(configured(three, "blocks"), square).find("(no clusters, "), std::string::npos);
+  // One row of tiles: nothing to share, whatever the configuration.
+  const Case one_row{100, 512, 512, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 1};  // and a C TMA cannot address
+  for (const Variant& c : configurations_of(v))
+    EXPECT_NE(kernel_name_for(c, one_row).find("no clusters, warp-stored epilogue"), std::string::npos)
+        << c.config_name << ": " << kernel_name_for(c, one_row);
+  const Case one_row_tma{100, 512, 512, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0};
+  EXPECT_NE(kernel_name_for(configured(v, "clusters"), one_row_tma).find("no clusters, TMA-store epilogue"),
+            std::string::npos);
 
-  // Every knob refuses a value it does not know, naming itself.
-  const std::pair<const char*, const char*> bad_knobs[] = {
-      {"GEMMLAB_WGMMA_CLUSTER", "3"},    {"GEMMLAB_WGMMA_EPILOGUE", "smem"},   {"GEMMLAB_WGMMA_OPERANDS", "ldg"},
-      {"GEMMLAB_WGMMA_TAIL", "split_k"}, {"GEMMLAB_3XTF32_PROMOTE", "thirds"}, {"GEMMLAB_WGMMA_TF32_MN", "smem"}};
-  for (const auto& [knob, value] : bad_knobs) {
-    ASSERT_EQ(setenv(knob, value, 1), 0);
-    const Status s = v.can_implement(p);
-    EXPECT_EQ(s.code(), StatusCode::InvalidValue) << knob << ": " << s.describe();
-    EXPECT_NE(s.message().find(knob), std::string::npos) << s.describe();
-    unsetenv(knob);
+  // Units left over after whole rounds (one and a half rounds of clusters of two): each
+  // configuration of each rung names its form.
+  int device = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  const std::int64_t clusters = sms / 2;
+  const Case leftover{256, (clusters + clusters / 2) * 256, 785, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0};
+  for (const Variant& rung : {cuda::wgmma_ws_variant(DType::BF16), cuda::wgmma_ws_variant(DType::F16),
+                              cuda::wgmma_ws_tf32_variant()}) {
+    SCOPED_TRACE(rung.name);
+    const std::string blocks = kernel_name_for(configured(rung, "blocks"), leftover);
+    EXPECT_NE(blocks.find("(no clusters, "), std::string::npos) << blocks;
+    EXPECT_EQ(blocks.find("stream-K tail"), std::string::npos) << blocks;
+    const std::string pairs = kernel_name_for(configured(rung, "clusters"), leftover);
+    EXPECT_NE(pairs.find("(clusters of 2, "), std::string::npos) << pairs;
+    EXPECT_EQ(pairs.find("stream-K tail"), std::string::npos) << pairs;
+    const std::string tail = kernel_name_for(configured(rung, "stream_k"), leftover);
+    EXPECT_NE(tail.find("(clusters of 2, "), std::string::npos) << tail;
+    EXPECT_NE(tail.find("stream-K tail"), std::string::npos) << tail;
+    // A C that TMA cannot address: no stream-K tail (its kernel has no warp-stored epilogue).
+    Case odd = leftover;
+    odd.pad = 1;
+    const std::string fallback = kernel_name_for(configured(rung, "stream_k"), odd);
+    EXPECT_NE(fallback.find("(clusters of 2, warp-stored epilogue"), std::string::npos) << fallback;
+    EXPECT_EQ(fallback.find("stream-K tail"), std::string::npos) << fallback;
   }
-  // The refusal lists the values there are.
-  ASSERT_EQ(setenv("GEMMLAB_WGMMA_EPILOGUE", "smem", 1), 0);
-  EXPECT_NE(v.can_implement(p).message().find("tma, warps, registers or bulk"), std::string::npos)
-      << v.can_implement(p).describe();
-  unsetenv("GEMMLAB_WGMMA_EPILOGUE");
 }
 
-// GEMMLAB_WGMMA_TAIL=stream_k: units left over after the whole rounds are cut by K over all
-// clusters (src/cuda/gemm/stream_k.hpp; the schedule itself is checked on the host). Shapes
+// The stream_k configuration: units left over after the whole rounds are cut by K over all
+// clusters (src/cuda/hopper/stream_k.hpp; the schedule itself is checked on the host). Shapes
 // sized from this GPU's SM count so that a tail runs (explain must say so): one and a half
 // rounds; a last unit row with one tile row (its second block multiplies nothing but still
 // writes and waits); ragged K; alpha/beta and beta = 0 with NaN in C; bf16 and tf32, the
-// latter also with A in registers and with operands the producer loads (single blocks).
+// latter also with A in registers; operands copied first (pad 4: bf16 rows TMA cannot
+// address, C's it can); and a C TMA cannot address, where clusters run without the tail.
 TEST(Wgmma, StreamKTailGivesTheSameSums) {
   REQUIRE_HOPPER();
   int device = 0, sms = 0;
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
   const std::int64_t clusters = sms / 2;  // one block per SM, clusters of two along M
-  ASSERT_EQ(setenv("GEMMLAB_WGMMA_TAIL", "stream_k", 1), 0);
-  ASSERT_EQ(setenv("GEMMLAB_WGMMA_CLUSTER", "2", 1), 0);
   std::uint64_t seed = fresh_seed();
-  const Variant bf16 = cuda::wgmma_ws_variant(DType::BF16), tf32 = cuda::wgmma_ws_tf32_variant();
+  const Variant bf16 = configured(cuda::wgmma_ws_variant(DType::BF16), "stream_k");
+  const Variant tf32 = configured(cuda::wgmma_ws_tf32_variant(), "stream_k");
   const std::int64_t n_rounds = (clusters + clusters / 2) * 256;  // units of 2 x 128 rows by 256 columns
   const std::vector<std::pair<const Variant*, Case>> cases = {
       {&bf16, {256, n_rounds, 785, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}},
-      {&bf16, {384, (clusters / 2 + 17) * 256 - 100, 520, Op::T, Op::N, Layout::ColMajor, -0.5, 1.5, 3}},
+      {&bf16, {384, (clusters / 2 + 17) * 256 - 100, 520, Op::T, Op::N, Layout::ColMajor, -0.5, 1.5, 4}},
       {&tf32, {256, n_rounds, 389, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}},
       // tf32 with A in registers: row-major NN runs as C^T = B^T A^T (B^T's K strided), TT
       // reads A stored k x m; ragged units and K, beta != 0.
       {&tf32, {n_rounds, 256, 389, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}},
       {&tf32, {384, (clusters / 2 + 17) * 256 - 100, 300, Op::T, Op::T, Layout::RowMajor, 0.5, -1.0, 0}},
   };
-  const auto check_tail = [&](const Variant* v, const Case& c) {
+  const auto check_form = [&](const Variant* v, const Case& c, bool tail) {
     DeviceArray buffer(1 << 20);
     GemmProblem p = problem_of(*v, c);  // descriptors only: explain reads no data
     p.a.data = p.b.data = p.c.data = buffer.p;
     KernelInfo info;
     ASSERT_TRUE(v->kernel_info(p, info).is_ok());
-    EXPECT_NE(info.name.find("stream-K tail"), std::string::npos) << describe(c) << ": " << info.name;
+    EXPECT_EQ(info.name.find("stream-K tail") != std::string::npos, tail) << describe(c) << ": " << info.name;
     cudaFuncAttributes attributes{};
     ASSERT_EQ(cudaFuncGetAttributes(&attributes, info.function), cudaSuccess);
     EXPECT_EQ(attributes.localSizeBytes, 0u) << info.name << ": local memory (spills or a stack frame)";
     check_case(*v, c, seed++);
   };
-  for (const auto& [v, c] : cases) check_tail(v, c);
-  // tf32 with B loaded by the producer (row-major NN) or both (odd pitches): single blocks,
-  // so one and a half rounds of sms units of one tile.
-  ASSERT_EQ(setenv("GEMMLAB_WGMMA_OPERANDS", "cp_async", 1), 0);
-  const std::int64_t n_blocks = (sms + sms / 2) * 256;
-  check_tail(&tf32, {128, n_blocks, 300, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0});
-  check_tail(&tf32, {100, n_blocks - 7, 333, Op::T, Op::N, Layout::RowMajor, 2.0, -1.0, 1});
-  unsetenv("GEMMLAB_WGMMA_OPERANDS");
-  unsetenv("GEMMLAB_WGMMA_TAIL");
-  unsetenv("GEMMLAB_WGMMA_CLUSTER");
+  for (const auto& [v, c] : cases) check_form(v, c, true);
+  // Rows of C TMA cannot address (pad 3): clusters, warp-stored, whole rounds.
+  check_form(&bf16, {384, (clusters / 2 + 17) * 256 - 100, 520, Op::T, Op::N, Layout::ColMajor, -0.5, 1.5, 3}, false);
+  check_form(&tf32, {256, n_rounds, 389, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 3}, false);
 }
 
-// GEMMLAB_WGMMA_TAIL unset (auto): the tail where stream_k::tail_pays says so for the
-// clusters this GPU's SMs make, whole rounds elsewhere (explain names the form run() launches).
+// The default ("auto"): the tail where stream_k::tail_pays says so for the clusters this
+// GPU's SMs make, whole rounds elsewhere (explain names the form run() launches).
 TEST(Wgmma, StreamKTailByDefaultWherePaid) {
   REQUIRE_HOPPER();
-  ASSERT_EQ(unsetenv("GEMMLAB_WGMMA_TAIL"), 0);
-  ASSERT_EQ(unsetenv("GEMMLAB_WGMMA_CLUSTER"), 0);
   int device = 0, sms = 0;
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
   const Variant bf16 = cuda::wgmma_ws_variant(DType::BF16);
+  ASSERT_EQ(bf16.config_name, "auto");
   for (const std::int64_t size : {4096, 8192}) {
     const Case c{size, size, size, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0};
     DeviceArray buffer(1 << 20);
@@ -476,7 +515,7 @@ TEST(Wgmma, StreamKTailByDefaultWherePaid) {
 
 // Every instantiation of the tensor-core kernels keeps its state in registers: no local
 // memory (spills, or a stack frame such as the 512 bytes a `break` in the unrolled epilogue
-// once cost, which --warn-on-spills does not report). Every transposition, cluster form and
+// once cost, which --warn-on-spills does not report). Every configuration, transposition and
 // operand route that explain can name.
 TEST(Wgmma, KernelsUseNoLocalMemory) {
   REQUIRE_HOPPER();
@@ -495,31 +534,19 @@ TEST(Wgmma, KernelsUseNoLocalMemory) {
         p.c = shaped(512, 512, Layout::RowMajor, DType::F32, 0);
         p.a.data = p.b.data = p.c.data = buffer.p;
         KernelInfo info;
-        ASSERT_TRUE(v.kernel_info(p, info).is_ok()) << v.name;
+        ASSERT_TRUE(v.kernel_info(p, info).is_ok()) << v.name << " " << v.config_name;
         cudaFuncAttributes attributes{};
         ASSERT_EQ(cudaFuncGetAttributes(&attributes, info.function), cudaSuccess) << info.name;
         EXPECT_EQ(attributes.localSizeBytes, 0u) << info.name << ": local memory (spills or a stack frame)";
       }
   };
-  for (const char* cluster : {"1", "2", "4"}) {
-    ASSERT_EQ(setenv("GEMMLAB_WGMMA_CLUSTER", cluster, 1), 0);
-    for (const Variant& v : two_byte_rungs()) check(v, v.input, 512);
-    for (const char* promote : {"halves", "quarters"}) {
-      ASSERT_EQ(setenv("GEMMLAB_3XTF32_PROMOTE", promote, 1), 0);
-      check(cuda::wgmma_3xtf32_variant(), DType::F32, 512);
-    }
-    unsetenv("GEMMLAB_3XTF32_PROMOTE");
-    for (const char* operands : {"copy", "cp_async"}) {
-      ASSERT_EQ(setenv("GEMMLAB_WGMMA_OPERANDS", operands, 1), 0);
-      check(cuda::wgmma_ws_tf32_variant(), DType::F32, 512);
-      check(cuda::wgmma_ws_tf32_variant(), DType::F32, 513);  // rows TMA cannot address: both loaded
-    }
-    unsetenv("GEMMLAB_WGMMA_OPERANDS");
-    ASSERT_EQ(setenv("GEMMLAB_WGMMA_TF32_MN", "copy", 1), 0);  // (registers: the default, above)
-    check(cuda::wgmma_ws_tf32_variant(), DType::F32, 512);
-    unsetenv("GEMMLAB_WGMMA_TF32_MN");
+  for (const Variant& rung : two_byte_rungs())
+    for (const Variant& v : configurations_of(rung)) check(v, v.input, 512);
+  for (const Variant& v : configurations_of(cuda::wgmma_3xtf32_variant())) check(v, DType::F32, 512);
+  for (const Variant& v : configurations_of(cuda::wgmma_ws_tf32_variant())) {
+    check(v, DType::F32, 512);
+    check(v, DType::F32, 513);  // rows TMA cannot address: copied
   }
-  unsetenv("GEMMLAB_WGMMA_CLUSTER");
 }
 
 // Each rung takes its own types and names itself when given others (no GPU needed).
@@ -541,31 +568,29 @@ TEST(Wgmma, RungsRefuseOtherPrecisions) {
 // tf32 reads B K-major only: row-major NT and column-major TN go straight in. An A whose K
 // is strided goes into registers (rows permuted against bank conflicts); where B's K is
 // strided and A's is not (row-major NN, column-major TT) the kernel computes C^T = B^T A^T;
-// with GEMMLAB_WGMMA_TF32_MN=copy, or rows TMA cannot address (pad 3), operands are copied
-// K-major first. Both forms, every shape, transposition and layout, ragged tiles, alpha/beta
-// and beta = 0 with NaN in C; explain names the form.
+// rows TMA cannot address (pad 3) are copied K-major first. Every shape, transposition and
+// layout, ragged tiles, alpha/beta and beta = 0 with NaN in C; explain names the form.
 TEST(Wgmma, Tf32EveryShapeTranspositionAndLayout) {
   REQUIRE_HOPPER();
   const Variant v = cuda::wgmma_ws_tf32_variant();
   std::uint64_t seed = fresh_seed();
-  for (const char* mn : {"registers", "copy"}) {
-    ASSERT_EQ(setenv("GEMMLAB_WGMMA_TF32_MN", mn, 1), 0);
-    SCOPED_TRACE(fmt::format("GEMMLAB_WGMMA_TF32_MN={}", mn));
-    for (Layout layout : {Layout::RowMajor, Layout::ColMajor})
-      for (Op op_a : {Op::N, Op::T})
-        for (Op op_b : {Op::N, Op::T}) {
-          for (const auto& s : kShapes) check_case(v, {s[0], s[1], s[2], op_a, op_b, layout, 1.0, 0.0, 0}, seed++);
-          check_case(v, {136, 136, 257, op_a, op_b, layout, 1.0, 0.0, 0}, seed++);
-          check_case(v, {264, 520, 33, op_a, op_b, layout, -0.5, 2.0, 8}, seed++);
-        }
-    check_case(v, {200, 300, 129, Op::N, Op::T, Layout::RowMajor, -1.5, 0.5, 8}, seed++);
-    check_case(v, {131, 257, 77, Op::T, Op::N, Layout::ColMajor, 0.25, -2.0, 24}, seed++);
-    check_case(v, {133, 70, 99, Op::N, Op::N, Layout::RowMajor, 0.5, 1.0, 3}, seed++);  // copy and transpose
-    check_case(v, {1024, 1536, 2048, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}, seed++);
-    check_case(v, {1000, 1000, 1000, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}, seed++);
-    check_case(v, {1024, 2048, 1536, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}, seed++);
-  }
-  unsetenv("GEMMLAB_WGMMA_TF32_MN");
+  for (Layout layout : {Layout::RowMajor, Layout::ColMajor})
+    for (Op op_a : {Op::N, Op::T})
+      for (Op op_b : {Op::N, Op::T}) {
+        for (const auto& s : kShapes) check_case(v, {s[0], s[1], s[2], op_a, op_b, layout, 1.0, 0.0, 0}, seed++);
+        check_case(v, {136, 136, 257, op_a, op_b, layout, 1.0, 0.0, 0}, seed++);
+        check_case(v, {264, 520, 33, op_a, op_b, layout, -0.5, 2.0, 8}, seed++);
+        // Rows TMA cannot address (pitches of 4 mod 16 bytes): padded or K-major copies.
+        check_case(v, {257, 259, 97, op_a, op_b, layout, 0.5, 0.0, 1}, seed++);
+        check_case(v, {1, 1, 1, op_a, op_b, layout, 1.0, 0.0, 1}, seed++);
+      }
+  check_case(v, {200, 300, 129, Op::N, Op::T, Layout::RowMajor, -1.5, 0.5, 8}, seed++);
+  check_case(v, {131, 257, 77, Op::T, Op::N, Layout::ColMajor, 0.25, -2.0, 24}, seed++);
+  check_case(v, {133, 70, 99, Op::N, Op::N, Layout::RowMajor, 0.5, 1.0, 3}, seed++);  // copy and transpose
+  check_case(v, {1024, 1536, 2048, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}, seed++);
+  check_case(v, {1000, 1000, 1000, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}, seed++);
+  check_case(v, {1024, 2048, 1536, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}, seed++);
+  check_case(v, {640, 768, 4096, Op::T, Op::T, Layout::RowMajor, 1.0, 1.0, 3}, seed++);
 
   DeviceArray buffer(1 << 20);
   GemmProblem p = tf32_row_major_nn(64, buffer.p);
@@ -581,64 +606,23 @@ TEST(Wgmma, Tf32EveryShapeTranspositionAndLayout) {
   EXPECT_NE(info.name.find("A read M-major into registers, TMA-store epilogue"), std::string::npos) << info.name;
   EXPECT_NE(info.name.find("K-major (transposed) copy of B"), std::string::npos) << info.name;
   EXPECT_EQ(info.name.find("C^T"), std::string::npos) << info.name;
-  ASSERT_EQ(setenv("GEMMLAB_WGMMA_TF32_MN", "copy", 1), 0);
   p.op_a = p.op_b = Op::N;
+  p.a.ld = p.b.ld = 65;  // 260-byte rows: neither operand TMA-addressable, so nothing into registers
   ASSERT_TRUE(v.kernel_info(p, info).is_ok());
-  EXPECT_NE(info.name.find("K-major (transposed) copy of B"), std::string::npos) << info.name;
-  EXPECT_EQ(info.name.find("of A"), std::string::npos) << info.name;
-  EXPECT_EQ(info.name.find("into registers"), std::string::npos) << info.name;
-  unsetenv("GEMMLAB_WGMMA_TF32_MN");
-}
-
-// GEMMLAB_WGMMA_OPERANDS=cp_async: a tf32 operand TMA cannot take as stored (K strided, or
-// rows whose pitch is not a multiple of 16 bytes) is loaded by the producer warpgroup with
-// cp.async, transposed on the way, instead of copied first. Every transposition and layout;
-// interior tiles (no bounds checks) and edge tiles (zero-filled), K from one stage to many
-// times round the ring, odd leading dimensions (pad 1: both operands loaded), alpha/beta,
-// beta = 0 with NaN in C. explain names the loaded operands and no copy.
-TEST(Wgmma, Tf32OperandsLoadedByTheProducer) {
-  REQUIRE_HOPPER();
-  const Variant v = cuda::wgmma_ws_tf32_variant();
-  ASSERT_EQ(setenv("GEMMLAB_WGMMA_OPERANDS", "cp_async", 1), 0);
-  std::uint64_t seed = fresh_seed();
-  for (Layout layout : {Layout::RowMajor, Layout::ColMajor})
-    for (Op op_a : {Op::N, Op::T})
-      for (Op op_b : {Op::N, Op::T}) {
-        check_case(v, {512, 512, 256, op_a, op_b, layout, 1.0, 0.0, 0}, seed++);  // interior tiles only
-        check_case(v, {300, 520, 1023, op_a, op_b, layout, 1.0, 0.0, 0}, seed++);
-        check_case(v, {129, 257, 65, op_a, op_b, layout, -1.5, 0.5, 0}, seed++);
-        check_case(v, {257, 259, 97, op_a, op_b, layout, 0.5, 0.0, 1}, seed++);  // pitches of 4 mod 16 bytes
-        check_case(v, {1, 1, 1, op_a, op_b, layout, 1.0, 0.0, 1}, seed++);
-      }
-  check_case(v, {1000, 1000, 1000, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}, seed++);
-  check_case(v, {640, 768, 4096, Op::T, Op::T, Layout::RowMajor, 1.0, 1.0, 3}, seed++);
-
-  DeviceArray buffer(1 << 20);
-  GemmProblem p = tf32_row_major_nn(64, buffer.p);
-  KernelInfo info;
-  ASSERT_TRUE(v.kernel_info(p, info).is_ok());  // row-major NN: B's K is not contiguous
-  EXPECT_NE(info.name.find("no clusters, B loaded by cp.async"), std::string::npos) << info.name;
-  EXPECT_EQ(info.name.find("copy"), std::string::npos) << info.name;
-  p.a.ld = p.b.ld = 65;  // 260-byte rows: neither operand TMA-addressable
-  ASSERT_TRUE(v.kernel_info(p, info).is_ok());
-  EXPECT_NE(info.name.find("A and B loaded by cp.async"), std::string::npos) << info.name;
-  EXPECT_EQ(info.name.find("copy"), std::string::npos) << info.name;
-  unsetenv("GEMMLAB_WGMMA_OPERANDS");
-  ASSERT_TRUE(v.kernel_info(p, info).is_ok());  // the default copies them
   EXPECT_NE(info.name.find("padded copy of A and a K-major (transposed) copy of B"), std::string::npos) << info.name;
+  EXPECT_EQ(info.name.find("into registers"), std::string::npos) << info.name;
 }
 
 // 3xTF32: every shape, transposition and layout within its own bound (15_wgmma_3xtf32.cu),
-// with the big·big sums promoted by halves (default) and by quarters; explain names which.
+// in each configuration (clusters of 2, single blocks), the big·big sums promoted by halves;
+// explain says so.
 TEST(Wgmma, ThreeTf32EveryShapeTranspositionAndLayout) {
   REQUIRE_HOPPER();
-  const Variant v = cuda::wgmma_3xtf32_variant();
-  ASSERT_TRUE(v.tolerance.has_value());
   std::uint64_t seed = fresh_seed();
   DeviceArray buffer(1 << 22);
-  for (const char* promote : {"halves", "quarters"}) {
-    SCOPED_TRACE(promote);
-    ASSERT_EQ(setenv("GEMMLAB_3XTF32_PROMOTE", promote, 1), 0);
+  for (const Variant& v : configurations_of(cuda::wgmma_3xtf32_variant())) {
+    SCOPED_TRACE(v.config_name);
+    ASSERT_TRUE(v.tolerance.has_value());
     GemmProblem named;
     named.m = named.n = named.k = 512;
     named.compute = v.compute;
@@ -648,9 +632,7 @@ TEST(Wgmma, ThreeTf32EveryShapeTranspositionAndLayout) {
     named.a.data = named.b.data = named.c.data = buffer.p;
     KernelInfo info;
     ASSERT_TRUE(v.kernel_info(named, info).is_ok());
-    EXPECT_NE(info.name.find(std::string("promoted by ") + (promote[0] == 'h' ? "m64n128 halves" : "m64n64 quarters")),
-              std::string::npos)
-        << info.name;
+    EXPECT_NE(info.name.find("promoted by m64n128 halves"), std::string::npos) << info.name;
     for (Layout layout : {Layout::RowMajor, Layout::ColMajor})
       for (Op op_a : {Op::N, Op::T})
         for (Op op_b : {Op::N, Op::T})
@@ -658,19 +640,20 @@ TEST(Wgmma, ThreeTf32EveryShapeTranspositionAndLayout) {
     check_case(v, {200, 300, 129, Op::T, Op::T, Layout::RowMajor, -1.5, 0.5, 3}, seed++);
     check_case(v, {1000, 1000, 1000, Op::N, Op::N, Layout::ColMajor, 1.0, 0.0, 0}, seed++);
   }
-  unsetenv("GEMMLAB_3XTF32_PROMOTE");
 }
 
 // What 3xTF32 is for: float32 accuracy. Its relative error (Frobenius) on a long K stays
-// within 1.5x cuBLAS SGEMM's and far below plain TF32's, measured in one bench run each.
+// within 1.5x cuBLAS SGEMM's and far below plain TF32's, measured in one bench run each, in
+// each of its configurations.
 TEST(Wgmma, ThreeTf32ErrorMatchesSgemmNotTf32) {
   REQUIRE_HOPPER();
   std::unique_ptr<Executor> ex;
   ASSERT_TRUE(make_cuda_executor(ex).is_ok());
-  const auto error_of = [&](DType dtype, const std::vector<std::string>& names) {
+  const auto error_of = [&](DType dtype, const std::vector<std::string>& names, const std::string& config) {
     bench::Options o;
     o.dtype = dtype;
     o.variants = names;
+    o.config = config;
     o.shapes = {{512, 512, 8192}};
     o.seed = fresh_seed();
     o.time = false;
@@ -683,17 +666,17 @@ TEST(Wgmma, ThreeTf32ErrorMatchesSgemmNotTf32) {
     }
     return error;
   };
-  auto tf32 = error_of(DType::TF32, {"wgmma_ws_tf32"});
-  for (const char* promote : {"halves", "quarters"}) {
-    SCOPED_TRACE(promote);
-    ASSERT_EQ(setenv("GEMMLAB_3XTF32_PROMOTE", promote, 1), 0);
-    auto f32 = error_of(DType::F32, {"wgmma_3xtf32", "cublas_sgemm"});
-    ASSERT_EQ(f32.count("wgmma_3xtf32") + f32.count("cublas_sgemm") + tf32.count("wgmma_ws_tf32"), 3u);
-    EXPECT_GT(f32["cublas_sgemm"], 0.0);
-    EXPECT_LE(f32["wgmma_3xtf32"], 1.5 * f32["cublas_sgemm"]);
+  auto tf32 = error_of(DType::TF32, {"wgmma_ws_tf32"}, "");
+  auto sgemm = error_of(DType::F32, {"cublas_sgemm"}, "");
+  ASSERT_EQ(sgemm.count("cublas_sgemm") + tf32.count("wgmma_ws_tf32"), 2u);
+  EXPECT_GT(sgemm["cublas_sgemm"], 0.0);
+  for (const NamedConfig& c : cuda::wgmma_3xtf32_variant().configs) {
+    SCOPED_TRACE(c.name);
+    auto f32 = error_of(DType::F32, {"wgmma_3xtf32"}, c.name);
+    ASSERT_EQ(f32.count("wgmma_3xtf32"), 1u);
+    EXPECT_LE(f32["wgmma_3xtf32"], 1.5 * sgemm["cublas_sgemm"]);
     EXPECT_LE(f32["wgmma_3xtf32"], tf32["wgmma_ws_tf32"] / 100);
   }
-  unsetenv("GEMMLAB_3XTF32_PROMOTE");
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The stream-K schedule of the persistent wgmma kernel (src/cuda/gemm/stream_k.hpp), walked
+// The stream-K schedule of the persistent wgmma kernel (src/cuda/hopper/stream_k.hpp), walked
 // on the host for every cluster: each K step of each unit done once; whole rounds first;
 // the tail evenly cut; each partial unit with one owner (the cluster with its first step),
 // whose piece comes first in its range, and the writers (the clusters owner + 1 ... owner +
@@ -90,7 +90,7 @@ void check_schedule(int units, int clusters, int k_steps) {
 TEST(StreamK, EveryStepOnceAndOwnersFirst) {
   check_schedule(1024, 66, 128);  // 8192^3 bf16, clusters of 2: 15.5 rounds
   check_schedule(256, 66, 64);    // 4096^3 bf16
-  check_schedule(2048, 132, 256); // 8192^3 tf32, no clusters
+  check_schedule(2048, 132, 256); // 2048 units on 132 clusters
   check_schedule(132, 132, 64);   // whole rounds: no tail
   check_schedule(7, 132, 100);    // fewer units than clusters
   check_schedule(5, 3, 2);        // too few tail steps per cluster: rounds only
@@ -114,7 +114,7 @@ TEST(StreamK, ClusterOfMatchesTheRanges) {
   EXPECT_EQ(rounds_only(1024, 66, 128).dp_units, 1024);
 }
 
-// GEMMLAB_WGMMA_TAIL=auto: the tail where the idle share of the last round, in K steps per
+// The configuration "auto": the tail where the idle share of the last round, in K steps per
 // cluster, reaches its cost (kTailCostSteps).
 TEST(StreamK, TailPaysWhereTheLastRoundLeavesEnoughIdle) {
   EXPECT_FALSE(tail_pays(256, 66, 64));    // 4096^3 bf16: 8 of 66 idle, 7.8 steps < 32

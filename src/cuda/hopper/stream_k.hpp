@@ -1,5 +1,5 @@
 // The work of a persistent GEMM kernel, cluster by cluster, with a stream-K tail
-// (wgmma_ws.cuh, GEMMLAB_WGMMA_TAIL=stream_k). Plain C++, so that the host tests
+// (kernel.cuh, fixup.cuh; the configurations "auto" and "stream_k" of forms.hpp). Plain C++, so that the host tests
 // (tests/unit/test_stream_k.cpp) check the kernel's own schedule: every K step of every
 // unit done once, the clusters evenly loaded, and each cluster's tail in the order below.
 //
@@ -16,7 +16,7 @@
 // kernel's DRAM reads); last piece first, every cluster whose range holds a unit's start
 // begins at offset 0, as in the rounds. Then the owner finishes its piece before its
 // writers do, so whichever piece of a unit arrives last adds the others and writes C
-// (wgmma_ws.cuh, "the stream-K tail"). Every cluster gets at least kMinSteps steps, so that
+// (fixup.cuh). Every cluster gets at least kMinSteps steps, so that
 // the writers of a unit are exactly the clusters between its owner and the one holding its
 // last step.
 #pragma once
@@ -55,16 +55,16 @@ struct Schedule {
   }
 };
 
-// Whether a tail pays for itself where the choice is left to the kernel
-// (GEMMLAB_WGMMA_TAIL=auto). It saves the idle share of the last round, (clusters - left) /
+// Whether a tail pays for itself where the choice is left to the kernel (the configuration
+// "auto"). It saves the idle share of the last round, (clusters - left) /
 // clusters of a unit's K steps per cluster (left: the units over whole rounds), and costs
 // about kTailCostSteps K steps: the partials, the fix-up, and on the bench the clock that
 // 132 busy SMs cost against 128. A K step of a 128 x 256 tile takes about 1,056 cycles in
-// bf16 and tf32 alike. Session 14 fitted 20 steps to four locked-clock sizes (4096^3, 8192^3);
-// session 15's benches, whole rounds against the tail in three interleaved rounds with
-// cuBLAS as the anchor, put it at 28-34 steps at 6144^3, 8192 x 8192 x 2048, 4096 x 16384 x
-// 4096 and 16384 x 4096 x 4096 (the tail lost 0.3-2.5 % or tied where 20 said it gains
-// 0.7-1.1 %), and 8192^3 at 21-31 (results/h100/tuning.md, session 15).
+// bf16 and tf32 alike. Measured on an H100: 20 steps fitted four locked-clock sizes (4096^3,
+// 8192^3); benches of whole rounds against the tail in three interleaved rounds with cuBLAS
+// as the anchor put it at 28-34 steps at 6144^3, 8192 x 8192 x 2048, 4096 x 16384 x 4096
+// and 16384 x 4096 x 4096 (the tail lost 0.3-2.5 % or tied where 20 said it gains
+// 0.7-1.1 %), and 8192^3 at 21-31.
 inline constexpr long long kTailCostSteps = 32;
 GEMMLAB_STREAM_K_HD constexpr bool tail_pays(int units, int clusters, int k_steps) {
   if (clusters < 1 || units < 1 || k_steps < 1) return false;

@@ -6,9 +6,10 @@
 // rows of the 128 x 256 block tile by the whole B tile (m64n256k16, 128 f32 accumulators a
 // thread). Tiles land 128-byte swizzled, the layout wgmma reads without bank conflicts.
 //
-// The tile, the stage layout, the copies and the shared-memory descriptors are exactly
-// those of wgmma_ws (wgmma_ws.cuh, reused here), so the next rung, wgmma_ws_bf16 (13),
-// differs from this one only in its organisation: a producer warpgroup that does nothing
+// The tile, the stage layout, the copies and the shared-memory descriptors are the Hopper
+// engine's shared pieces (src/cuda/hopper/: config.cuh, producer.cuh's load_stage,
+// epilogue.cuh's store_pair), so the next rung, wgmma_ws_bf16 (13), differs from this one
+// only in its organisation: a producer warpgroup that does nothing
 // but copy, registers moved to the consumers (setmaxnreg), and a persistent grid that
 // overlaps one tile's epilogue with the next tile's loads. Here every block owns one tile
 // of C (grouped launch order), the 256 threads all multiply, and thread 0 also refills
@@ -18,7 +19,7 @@
 // C. A K-contiguous operand is read K-major, the others as 64-wide MN chunks read MN-major
 // (wgmma's transposition bits), so all four transpositions and both layouts run without a
 // copy. Operands TMA cannot address (base or row pitch not a multiple of 16 bytes) are
-// first copied into a padded workspace (wgmma_ws.cuh); explain names the copies.
+// first copied into a padded workspace (hopper/operands.hpp); explain names the copies.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -32,8 +33,11 @@
 #include "cuda/tiles/block_order.cuh"
 #include "cuda/tiles/common.cuh"
 #include "cuda/tiles/kernel_info.hpp"
+#include "cuda/hopper/config.cuh"
+#include "cuda/hopper/epilogue.cuh"
+#include "cuda/hopper/operands.hpp"
+#include "cuda/hopper/producer.cuh"
 #include "cuda/ladder/rungs.hpp"
-#include "cuda/hopper/wgmma_ws.cuh"
 #include "cuda/runtime/check.hpp"
 #include "cuda/runtime/tensor_map.hpp"
 
@@ -41,26 +45,26 @@ namespace gemmlab::cuda {
 namespace {
 
 namespace ptx = ::cuda::ptx;
-using Element = wgmma_ws::Bf16Operand;
+using Element = hopper::Bf16Operand;
 constexpr const char* kRung = "wgmma_bf16";
 
 // Every size of the rung; block shape, shared memory and launch bounds follow from it.
 struct WgmmaConfig {
   static constexpr int BM = 128, BN = 256;              // block tile of C
-  static constexpr int BK = wgmma_ws::kBK<Element>;     // 64: one 128-byte swizzled row of K
+  static constexpr int BK = hopper::kBK<Element>;     // 64: one 128-byte swizzled row of K
   static constexpr int kStages = 4;                     // 4 x 48 KiB ring; 5 would not fit
   static constexpr int kWarpgroups = 2;                 // each multiplies 64 rows (wgmma m64)
-  static constexpr int kThreads = kWarpgroups * wgmma_ws::kWarpgroup;
+  static constexpr int kThreads = kWarpgroups * hopper::kWarpgroup;
   static constexpr int kWarps = kThreads / 32;
   static constexpr int kGroupM = 8;                     // tile rows per L2 group
-  static constexpr int kKSteps = wgmma_ws::kKSteps<Element>;  // m64n256k16 per stage: 4
+  static constexpr int kKSteps = hopper::kKSteps<Element>;  // m64n256k16 per stage: 4
   static constexpr int kAccumulators = BN / 2;          // 64 x BN f32 over 128 threads
-  static constexpr int kStageBytes = wgmma_ws::kStageBytes;
+  static constexpr int kStageBytes = hopper::kStageBytes;
   // + one swizzle atom of slack: the ring is aligned up to 1024 bytes inside the block.
-  static constexpr int kSmemBytes = kStages * kStageBytes + wgmma_ws::kAtomBytes;
+  static constexpr int kSmemBytes = kStages * kStageBytes + hopper::kAtomBytes;
 
-  static_assert(BM == wgmma_ws::kBM && BN == wgmma_ws::kBN,
-                "wgmma_ws.cuh's tensor maps, load_stage and descriptors copy and address its tile");
+  static_assert(BM == hopper::kBM && BN == hopper::kBN,
+                "hopper/'s tensor maps, load_stage and descriptors copy and address its tile");
   static_assert(BM == kWarpgroups * 64, "each warpgroup multiplies 64 rows");
   static_assert(kStages >= 2, "a pipeline needs at least two stages");
   static_assert(kSmemBytes <= 227 * 1024, "shared memory of one block on sm_90");
@@ -77,17 +81,17 @@ struct WgmmaConfig {
 template <class Cfg, bool TransA, bool TransB>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                 wgmma_ws::Epilogue e, int k) {
+                 hopper::Epilogue e, int k) {
   extern __shared__ unsigned char smem_raw[];
   // The swizzle pattern is a function of the address: every stage starts on an atom.
   unsigned char* ring = reinterpret_cast<unsigned char*>(  // kStages x (A (BM, BK), B (BN, BK))
-      (reinterpret_cast<std::uintptr_t>(smem_raw) + wgmma_ws::kAtomBytes - 1) / wgmma_ws::kAtomBytes *
-      wgmma_ws::kAtomBytes);
+      (reinterpret_cast<std::uintptr_t>(smem_raw) + hopper::kAtomBytes - 1) / hopper::kAtomBytes *
+      hopper::kAtomBytes);
   __shared__ std::uint64_t full[Cfg::kStages], empty[Cfg::kStages];
 
   const bool issuer = threadIdx.x == 0;
-  const int warpgroup = threadIdx.x / wgmma_ws::kWarpgroup;
-  const int warp = (threadIdx.x % wgmma_ws::kWarpgroup) / 32, lane = threadIdx.x % 32;
+  const int warpgroup = threadIdx.x / hopper::kWarpgroup;
+  const int warp = (threadIdx.x % hopper::kWarpgroup) / 32, lane = threadIdx.x % 32;
   int tile_m, tile_n;
   grouped_block<Cfg::kGroupM>(ceil_div(e.m, Cfg::BM), ceil_div(e.n, Cfg::BN), tile_m, tile_n);
   const int m0 = tile_m * Cfg::BM, n0 = tile_n * Cfg::BN;
@@ -104,7 +108,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   // Prologue: every stage is free, fill the whole ring.
   if (issuer)
     for (int kt = 0; kt < Cfg::kStages && kt < k_tiles; ++kt)
-      wgmma_ws::load_stage<Element, TransA, TransB>(&map_a, &map_b, ring + kt * Cfg::kStageBytes, &full[kt], m0,
+      hopper::load_stage<Element, TransA, TransB>(&map_a, &map_b, ring + kt * Cfg::kStageBytes, &full[kt], m0,
                                                      n0, kt * Cfg::BK, kt * Cfg::BK);
 
   // A stored k x m (TransA) is M-major; B stored k x n (not TransB) is N-major.
@@ -115,14 +119,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     while (!ptx::mbarrier_try_wait_parity(&full[stage], static_cast<std::uint32_t>(kt / Cfg::kStages) & 1u)) {
     }
     const unsigned char* s_a = ring + stage * Cfg::kStageBytes;  // (BM, BK), swizzled
-    const unsigned char* s_b = s_a + wgmma_ws::kABytes;          // (BN, BK), swizzled
+    const unsigned char* s_b = s_a + hopper::kABytes;          // (BN, BK), swizzled
 #pragma unroll
     for (int i = 0; i < Cfg::kAccumulators; ++i) arch::fence_accumulator(acc[i]);
     arch::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < Cfg::kKSteps; ++kk)
-      Element::mma<kMnMajorA, kMnMajorB>(acc, wgmma_ws::a_descriptor<TransA>(s_a, warpgroup, kk),
-                                         wgmma_ws::b_descriptor<TransB>(s_b, kk), kt > 0 || kk > 0);
+      Element::mma<kMnMajorA, kMnMajorB>(acc, hopper::a_descriptor<TransA>(s_a, warpgroup, kk),
+                                         hopper::b_descriptor<TransB>(s_b, kk), kt > 0 || kk > 0);
     arch::wgmma_commit();
 #pragma unroll
     for (int i = 0; i < Cfg::kAccumulators; ++i) arch::fence_accumulator(acc[i]);
@@ -138,7 +142,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         while (!ptx::mbarrier_try_wait_parity(&empty[freed],
                                               static_cast<std::uint32_t>((kt - 1) / Cfg::kStages) & 1u)) {
         }
-        wgmma_ws::load_stage<Element, TransA, TransB>(&map_a, &map_b, ring + freed * Cfg::kStageBytes,
+        hopper::load_stage<Element, TransA, TransB>(&map_a, &map_b, ring + freed * Cfg::kStageBytes,
                                                        &full[freed], m0, n0, next * Cfg::BK,
                                                        next * Cfg::BK);
       }
@@ -155,22 +159,22 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int col0 = n0 + 2 * (lane % 4);
 #pragma unroll
   for (int j = 0; j < Cfg::BN / 8; ++j) {
-    wgmma_ws::store_pair(e, row0, col0 + 8 * j, acc[4 * j], acc[4 * j + 1]);
-    wgmma_ws::store_pair(e, row0 + 8, col0 + 8 * j, acc[4 * j + 2], acc[4 * j + 3]);
+    hopper::store_pair(e, row0, col0 + 8 * j, acc[4 * j], acc[4 * j + 1]);
+    hopper::store_pair(e, row0 + 8, col0 + 8 * j, acc[4 * j + 2], acc[4 * j + 3]);
   }
 }
 
 using Cfg = WgmmaConfig;
 
-wgmma_ws::Workspace& workspace() {
-  static wgmma_ws::Workspace w;
+hopper::Workspace& workspace() {
+  static hopper::Workspace w;
   return w;
 }
 
 // One instantiation: its shared-memory limit raised once, then launched.
 template <bool TransA, bool TransB>
 Status launch(int grid, Stream stream, const CUtensorMap& map_a, const CUtensorMap& map_b,
-              const wgmma_ws::Epilogue& e, int k) {
+              const hopper::Epilogue& e, int k) {
   static const cudaError_t raised = cudaFuncSetAttribute(wgmma_kernel<Cfg, TransA, TransB>,
                                                          cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
   CUDA_CHECK(raised);
@@ -183,18 +187,23 @@ Status launch(int grid, Stream stream, const CUtensorMap& map_a, const CUtensorM
 Status run(const GemmProblem& p, Stream stream) {
   RowMajorGemm g = canonicalize(p);
   // bf16 needs no K-major staging: the only copies are padded ones (rows re-pitched).
-  GEMMLAB_TRY(wgmma_ws::stage_operands<Element>(g, wgmma_ws::make_plan<Element>(g, /*split=*/false, wgmma_ws::Options{}), workspace(),
-                                                stream));
+  GEMMLAB_TRY(hopper::stage_operands<Element>(g, hopper::make_plan<Element>(g, /*split=*/false), workspace(), stream));
   CUtensorMap map_a, map_b;
-  GEMMLAB_TRY(encode_tensor_map(wgmma_ws::tma_a<Element>(g), "A", map_a));
-  GEMMLAB_TRY(encode_tensor_map(wgmma_ws::tma_b<Element>(g), "B", map_b));
-  const wgmma_ws::Epilogue e{static_cast<float*>(g.c), g.ldc, static_cast<int>(g.m), static_cast<int>(g.n),
-                             static_cast<float>(g.alpha), static_cast<float>(g.beta), /*tma_store=*/false,
-                             /*c_transposed=*/false, /*warp_store=*/false, /*bulk_store=*/false};
+  GEMMLAB_TRY(encode_tensor_map(hopper::tma_a<Element>(g), "A", map_a));
+  GEMMLAB_TRY(encode_tensor_map(hopper::tma_b<Element>(g), "B", map_b));
+  const hopper::Epilogue e{static_cast<float*>(g.c), g.ldc, static_cast<int>(g.m), static_cast<int>(g.n),
+                           static_cast<float>(g.alpha), static_cast<float>(g.beta), /*tma_store=*/false,
+                           /*c_transposed=*/false, /*warp_store=*/false};
   const int grid = ceil_div(g.m, Cfg::BM) * ceil_div(g.n, Cfg::BN);
   return dispatch_trans(g.trans_a, g.trans_b, [&](auto ta, auto tb) {
     return launch<decltype(ta)::value, decltype(tb)::value>(grid, stream, map_a, map_b, e, static_cast<int>(g.k));
   });
+}
+
+// Sizes the padded copies' workspace (the only copies bf16 needs).
+Status prepare(const GemmProblem& p) {
+  if (p.m == 0 || p.n == 0 || p.k == 0) return Status::ok();
+  return workspace().reserve(hopper::make_plan<Element>(canonicalize(p), /*split=*/false).bytes());
 }
 
 Status can_implement(const GemmProblem& p) {
@@ -206,7 +215,7 @@ Status can_implement(const GemmProblem& p) {
 
 Status kernel_info(const GemmProblem& p, KernelInfo& out) {
   const RowMajorGemm g = canonicalize(p);
-  const std::string copies = wgmma_ws::describe_copies(wgmma_ws::make_plan<Element>(g, /*split=*/false, wgmma_ws::Options{}));
+  const std::string copies = hopper::describe_copies(hopper::make_plan<Element>(g, /*split=*/false));
   return dispatch_trans(g.trans_a, g.trans_b, [&](auto ta, auto tb) {
     return describe_kernel(out, wgmma_kernel<Cfg, decltype(ta)::value, decltype(tb)::value>,
                            kernel_name("wgmma_kernel<bf16>", g.trans_a, g.trans_b) + copies, Cfg::kThreads,
@@ -236,7 +245,7 @@ Variant wgmma_bf16_variant() {
   v.config = {{{"BM", Cfg::BM}, {"BN", Cfg::BN}, {"BK", Cfg::BK}, {"stages", Cfg::kStages},
                {"warpgroups", Cfg::kWarpgroups}, {"threads", Cfg::kThreads}, {"group_m", Cfg::kGroupM}}};
   v.can_implement = can_implement;
-  v.prepare = [](const GemmProblem& p) { return wgmma_ws::prepare<Element>(p, workspace()); };
+  v.prepare = prepare;
   v.run = run;
   v.kernel_info = kernel_info;
   v.model = model;

@@ -5,33 +5,35 @@
 // big·small + small·big + big·big. The dropped small·small term is below 2^-22 of each
 // product. The tensor cores' truncating adders would still lose about four bits over a long
 // K, so the last pass is promoted: each 64-deep partial sum is added into f32 registers
-// with round-to-nearest (wgmma_ws.cuh, promoted_stages). The result
-// carries about as many bits as an f32 FMA chain, at three times the tensor-core work of
-// plain TF32 plus one pass over A and B.
+// with round-to-nearest (src/cuda/hopper/consumer.cuh, promoted_stages). The result carries
+// about as many bits as an f32 FMA chain, at three times the tensor-core work of plain TF32
+// plus one pass over A and B. Configurations (clusters of 2, or single blocks):
+// hopper/forms.hpp.
 #include <limits>
 #include <string>
+#include <string_view>
 
+#include "cuda/hopper/engine.hpp"
 #include "cuda/ladder/rungs.hpp"
-#include "cuda/hopper/wgmma_ws.cuh"
 
 namespace gemmlab::cuda {
 namespace {
 
-using Element = wgmma_ws::Tf32Operand;
+using Element = hopper::Tf32Operand;
 constexpr bool kSplit = true;
 constexpr const char* kRung = "wgmma_3xtf32";
 
-wgmma_ws::Workspace& workspace() {
-  static wgmma_ws::Workspace w;
+hopper::Workspace& workspace() {
+  static hopper::Workspace w;
   return w;
 }
 
 Status can_implement(const GemmProblem& p) {
   GEMMLAB_TRY(require_f32_simt(p, kRung));
   // The small parts start one K extent into each row: TMA coordinates are 32-bit.
-  if (p.k > std::numeric_limits<int>::max() / 2 - wgmma_ws::kBK<Element>)
+  if (p.k > std::numeric_limits<int>::max() / 2 - hopper::kBK<Element>)
     return {StatusCode::NotSupported, std::string(kRung) + ": k must be below 2^30 (both split parts in one row)"};
-  return wgmma_ws::check_kernel(p, kRung);
+  return hopper::check_kernel(kRung);
 }
 
 // The bound it is verified against. Each operand x = big + small exactly, |small| <= 2^-11
@@ -41,9 +43,7 @@ Status can_implement(const GemmProblem& p) {
 // here to 3 x 2^-22). The tensor cores' truncating adders (2 x 2^-24) sum 3k products.
 constexpr Tolerance kTolerance{.input_u = 0x3p-22, .accumulate_u = 0x2p-24, .output_u = 0x1p-24, .terms_per_k = 3};
 
-}  // namespace
-
-Variant wgmma_3xtf32_variant() {
+Variant make_variant(std::string_view config, const hopper::Options& options) {
   Variant v;
   v.name = kRung;
   v.backend = Backend::Cuda;
@@ -53,17 +53,15 @@ Variant wgmma_3xtf32_variant() {
   v.output = DType::F32;
   v.tolerance = kTolerance;
   v.technique = "3xTF32: operands split into tf32 big + small parts, three wgmma_ws passes (f32 accuracy)";
-  v.config = wgmma_ws::config_of(wgmma_ws::kBK<Element>);
+  v.config = hopper::config_of(hopper::kBK<Element>);
   v.can_implement = can_implement;
-  v.prepare = [](const GemmProblem& p) { return wgmma_ws::prepare<Element, kSplit>(p, workspace()); };
-  v.run = [](const GemmProblem& p, Stream stream) {
-    return wgmma_ws::run<Element, kSplit>(p, stream, workspace());
-  };
-  v.kernel_info = [](const GemmProblem& p, KernelInfo& out) {
-    return wgmma_ws::kernel_info<Element, kSplit>(p, out, "wgmma_ws_kernel<3xtf32>");
-  };
-  v.model = wgmma_ws::model_of;
+  hopper::bind<Element, kSplit>(v, config, options, workspace(), "wgmma_ws_kernel<3xtf32>");
+  v.configure = hopper::configurer<kSplit>(make_variant);
   return v;
 }
+
+}  // namespace
+
+Variant wgmma_3xtf32_variant() { return make_variant("auto", {}); }
 
 }  // namespace gemmlab::cuda

@@ -1,0 +1,142 @@
+// The wgmma_ws rungs' entry points (13_wgmma_ws.cu, 14_wgmma_ws_tf32.cu, 15_wgmma_3xtf32.cu):
+// prepare, run and kernel_info of one configuration (Options, forms.hpp), and the variant
+// bound to a configuration by name. `E` is the element type, `Split` 3xTF32.
+//
+// A problem goes through: the kernel's problem (C^T for tf32 row-major NN: kernel_problem),
+// the copies of operands TMA cannot read as they are (operands.hpp), the form (form_of), and
+// the instantiation of that form (with_instantiation), which run launches and kernel_info
+// names.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/traffic.hpp"
+#include "cuda/hopper/forms.hpp"
+#include "cuda/hopper/operands.hpp"
+#include "cuda/runtime/device.hpp"
+#include "cuda/tiles/kernel_info.hpp"
+#include "gemmlab/variant.hpp"
+
+namespace gemmlab::cuda::hopper {
+
+// What the kernel needs beyond the rung's types: an sm_90 device. (Operands TMA cannot
+// address are copied, tf32 operands that are not K-major rewritten K-major: run().)
+inline Status check_kernel(const std::string& rung) {
+  if (device_compute_capability() != 90)
+    return {StatusCode::ArchMismatch, rung + " needs an sm_90 GPU (wgmma and setmaxnreg are sm_90a code)"};
+  return Status::ok();
+}
+
+// One problem's way through the engine, before any copy runs.
+struct Setup {
+  RowMajorGemm g;  // the kernel's problem (C^T's where c_transposed), on the caller's operands
+  bool c_transposed = false;
+  Plan plan;       // the copies run() makes first
+  Form form;
+};
+
+template <class E, bool Split>
+Setup setup(const GemmProblem& p, const Options& o) {
+  Setup s;
+  s.g = kernel_problem<E>(canonicalize(p), Split, s.c_transposed);
+  s.plan = make_plan<E>(s.g, Split);
+  s.form = form_of(s.g, o, Split, ceil_div(s.g.k, kBK<E>), a_in_registers<E>(s.g, Split), s.c_transposed);
+  return s;
+}
+
+template <class E, bool Split>
+Status prepare(const GemmProblem& p, const Options& o, Workspace& w) {
+  if (p.m == 0 || p.n == 0 || p.k == 0) return Status::ok();
+  const Setup s = setup<E, Split>(p, o);
+  if (s.form.stream_k) GEMMLAB_TRY(w.reserve_tail(device_sm_count()));  // a grid of at most one block per SM
+  return w.reserve(s.plan.bytes());
+}
+
+template <class E, bool Split>
+Status run(const GemmProblem& p, const Options& o, Stream stream, const Workspace& w) {
+  const Setup s = setup<E, Split>(p, o);
+  RowMajorGemm g = s.g;
+  const std::int64_t k = g.k;
+  GEMMLAB_TRY(stage_operands<E>(g, s.plan, w, stream));
+  KernelArgs args;
+  // The K loop, and the K extent of the tensor maps (both segments of a split operand).
+  const int segment = s.plan.a.layout.segment;
+  args.schedule = Split ? KSchedule{segment / kBK<E>, 3, segment} : KSchedule{ceil_div(k, kBK<E>), 1, 0};
+  RowMajorGemm view = g;
+  view.k = Split ? 2LL * segment : k;
+  GEMMLAB_TRY(encode_tensor_map(tma_a<E>(view), "A", args.map_a));
+  GEMMLAB_TRY(encode_tensor_map(tma_b<E>(view, s.form.cluster_m), "B", args.map_b));
+  if (s.form.tma_epilogue)
+    GEMMLAB_TRY(encode_tensor_map(s.c_transposed ? tma_c_transposed(g) : tma_c(g), "C", args.map_c));
+  args.e = {static_cast<float*>(g.c),       g.ldc,           static_cast<int>(g.m),
+            static_cast<int>(g.n),          static_cast<float>(g.alpha), static_cast<float>(g.beta),
+            s.form.tma_epilogue,            s.c_transposed,  s.form.warp_epilogue};
+  return with_instantiation<E, Split>(s.form, g.trans_a, g.trans_b, [&](auto instance) -> Status {
+    return launch<E, decltype(instance)>(g, stream, args, w.tail);
+  });
+}
+
+template <class E, bool Split>
+Status kernel_info(const GemmProblem& p, const Options& o, KernelInfo& out, const char* name) {
+  const Setup s = setup<E, Split>(p, o);
+  const int k_tiles = ceil_div(s.g.k, kBK<E>);  // of the one-pass runs the stream-K tail takes
+  const std::string copies = describe_copies(s.plan);
+  // The kernel run() launches: the stream-K instantiation where a tail is left over, the
+  // whole-rounds one otherwise.
+  return with_instantiation<E, Split>(
+      s.form, s.plan.trans_a(s.g), s.plan.trans_b(s.g), [&](auto instance) -> Status {
+        using I = decltype(instance);
+        LaunchAttributes attributes;
+        cudaLaunchConfig_t config;
+        stream_k::Schedule schedule;
+        GEMMLAB_TRY((launch_config<E, I>(s.g, k_tiles, attributes, config, schedule)));
+        const bool tail = I::kStreamK && schedule.has_tail();
+        const auto kernel = tail ? I::template kernel<E> : I::WholeRounds::template kernel<E>;
+        const char* promote = I::kPromote ? ", big·big sums promoted by m64n128 halves" : "";
+        return describe_kernel(out, kernel,
+                               kernel_name(name, I::kTransA, I::kTransB) +
+                                   describe_form(s.form, tail, config.gridDim.x) + copies + promote,
+                               kThreads, kSmemBytes);
+      });
+}
+
+inline Config config_of(int bk) {
+  return {{{"BM", kBM}, {"BN", kBN}, {"BK", bk}, {"stages", kStages}, {"consumers", kConsumers},
+           {"threads", kThreads}, {"group_m", kGroupM}}};
+}
+
+inline Traffic model_of(const GemmProblem& p) {
+  Traffic t = minimum_traffic(p);
+  set_loads_per_fma(t, p, 1.0 / kBN + 1.0 / kBM);
+  t.threads_per_block = kThreads;
+  t.smem_bytes_per_block = kSmemBytes;
+  return t;
+}
+
+// `v`'s prepare, run and kernel_info bound to configuration `config` (its options captured by
+// value), on the rung's workspace; `kernel` names the kernel for explain.
+template <class E, bool Split>
+void bind(Variant& v, std::string_view config, const Options& o, Workspace& w, const char* kernel) {
+  v.config_name = std::string(config);
+  v.configs = configurations(Split);
+  v.prepare = [o, &w](const GemmProblem& p) { return prepare<E, Split>(p, o, w); };
+  v.run = [o, &w](const GemmProblem& p, Stream stream) { return run<E, Split>(p, o, stream, w); };
+  v.kernel_info = [o, kernel](const GemmProblem& p, KernelInfo& out) {
+    return kernel_info<E, Split>(p, o, out, kernel);
+  };
+  v.model = model_of;
+}
+
+// A Variant::configure for a rung whose variant `make(name, options)` builds.
+template <bool Split, class Make>
+auto configurer(Make make) {
+  return [make](std::string_view name, Variant& out) -> Status {
+    Options o;
+    GEMMLAB_TRY(options_of(name, Split, o));
+    out = make(name, o);
+    return Status::ok();
+  };
+}
+
+}  // namespace gemmlab::cuda::hopper

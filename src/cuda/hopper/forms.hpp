@@ -1,0 +1,264 @@
+// Which form of the warp-specialised kernel a problem runs, host side: the rung's named
+// configurations (Options), the form they give per problem (form_of), the one table from a
+// form to its kernel instantiation (with_instantiation, used both to launch and to explain),
+// and the launch itself.
+//
+// Configurations (Variant::configs):
+//   auto      per problem, as measured on an H100 (form_of): clusters of 2 where the stream-K
+//             tail runs, for 3xTF32 and for a C that TMA cannot address; single blocks
+//             elsewhere; the stream-K tail where stream_k::tail_pays;
+//   blocks    single blocks, whole rounds;
+//   clusters  clusters of 2 along M sharing B by multicast, whole rounds;
+//   stream_k  clusters of 2, the stream-K tail wherever units are left over (not 3xTF32).
+// Where a configuration cannot apply, the next form runs and explain names it: one row of
+// tiles has nothing to share (no cluster); the stream-K tail needs a C that TMA can address
+// and clusters of 2.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "cuda/hopper/kernel.cuh"
+#include "cuda/hopper/operands.hpp"
+#include "cuda/hopper/stream_k.hpp"
+#include "cuda/runtime/check.hpp"
+#include "cuda/runtime/device.hpp"
+#include "cuda/tiles/common.cuh"
+#include "gemmlab/variant.hpp"
+
+namespace gemmlab::cuda::hopper {
+
+// ---- named configurations -------------------------------------------------------------------
+struct Options {
+  bool cluster_auto = true;  // form_of picks single blocks or clusters of 2 per problem
+  int cluster_m = 2;         // blocks per cluster along M, where not cluster_auto
+  bool auto_tail = true;     // the stream-K tail where stream_k::tail_pays
+  bool stream_k = false;     // the stream-K tail wherever units are left over
+};
+
+// The configurations of a wgmma_ws rung, the default first. `split`: 3xTF32, one K pass
+// short of a stream-K tail.
+inline std::vector<NamedConfig> configurations(bool split) {
+  if (split)
+    return {{"auto", "clusters of 2 along M sharing B by multicast (single blocks ran 6-12 % slower)"},
+            {"blocks", "single blocks"}};
+  return {{"auto", "per problem: clusters of 2 with the stream-K tail where it pays, for a C TMA cannot address, "
+                   "else single blocks in whole rounds"},
+          {"blocks", "single blocks, whole rounds"},
+          {"clusters", "clusters of 2 along M sharing B by multicast, whole rounds"},
+          {"stream_k", "clusters of 2, the stream-K tail wherever units are left over"}};
+}
+
+// The options of configuration `name`; InvalidValue listing the valid names for another.
+inline Status options_of(std::string_view name, bool split, Options& out) {
+  out = Options{};
+  if (name == "auto") return Status::ok();
+  if (name == "blocks") {
+    out = {.cluster_auto = false, .cluster_m = 1, .auto_tail = false, .stream_k = false};
+    return Status::ok();
+  }
+  if (!split && name == "clusters") {
+    out = {.cluster_auto = false, .cluster_m = 2, .auto_tail = false, .stream_k = false};
+    return Status::ok();
+  }
+  if (!split && name == "stream_k") {
+    out = {.cluster_auto = false, .cluster_m = 2, .auto_tail = false, .stream_k = true};
+    return Status::ok();
+  }
+  std::string valid;
+  for (const NamedConfig& c : configurations(split)) valid += (valid.empty() ? "" : ", ") + c.name;
+  return {StatusCode::InvalidValue, "no configuration '" + std::string(name) + "' (the configurations are " + valid + ")"};
+}
+
+// ---- the form of one problem ----------------------------------------------------------------
+struct Form {
+  int cluster_m;       // blocks per cluster along M: 1 or 2
+  bool tma_epilogue;   // C through shared memory and TMA (store_tile_tma)
+  bool warp_epilogue;  // C warp-stored through shared memory (store_tile_warps); neither: registers
+  bool stream_k;       // the stream-K instantiation, which cuts a leftover round by K where there is one
+  bool register_a;     // tf32 A stored k x m, read into registers
+  bool c_transposed;   // the kernel computes C^T (kernel_problem)
+};
+
+// `split`: 3xTF32 (promoted sums); `k_steps`: K steps of one unit of a one-pass run.
+inline Form form_of(const RowMajorGemm& g, const Options& o, bool split, int k_steps, bool register_a,
+                    bool c_transposed) {
+  Form f;
+  f.register_a = register_a;
+  f.c_transposed = c_transposed;
+  f.cluster_m = ceil_div(g.m, kBM) >= 2 ? o.cluster_m : 1;  // one row of tiles: nothing to share
+  const bool addressable = tma_requirements(c_transposed ? tma_c_transposed(g) : tma_c(g), "C").is_ok();
+  // The stream-K tail: one K pass, clusters of 2, a C the TMA epilogue writes. By default
+  // where it pays, from the clusters one block per SM makes (as many as launch_config's
+  // grid on an H100: 66).
+  const bool has_tail = !split && f.cluster_m == 2 && addressable;
+  const bool tail_pays = o.auto_tail && has_tail &&
+                         stream_k::tail_pays(static_cast<int>(ceil_div(g.m, kBM * 2) * ceil_div(g.n, kBN)),
+                                             device_sm_count() / 2, k_steps);
+  f.stream_k = has_tail && (o.stream_k || tail_pays);
+  // By default, clusters of 2 only where they pay. Each stage of a cluster waits for both
+  // blocks' consumers to hand it back and for both producers' copies, and that coupling
+  // costs 1.3-2.2 % of the K loop's cycles (Nsight Compute's locked clock, tf32 and bf16,
+  // 4096 x 4096 x K); in whole rounds single blocks ran 1.5-1.9 % faster at 4096^3 and
+  // 0.3-7 % at 1000^3, 2048^3 and 6144^3. Clusters stay where the stream-K tail runs (it has
+  // no single-block form, and with it clusters won 2-8 % at 3072^3, 5120^3 and 8192^3), for
+  // 3xTF32 (single blocks 6-12 % slower; likely because its split operands carry twice the
+  // bytes per MMA, which multicast halves) and where TMA cannot address C (the warp-stored
+  // epilogue: equal for bf16, tf32 1 % slower without). Measured on an H100.
+  if (o.cluster_auto && f.cluster_m == 2 && !f.stream_k && !split && addressable) f.cluster_m = 1;
+  f.tma_epilogue = addressable;
+  // The warp-stored epilogue: C's rows (not C^T's), in the kernels that have it (kWarpStore).
+  f.warp_epilogue = !addressable && !register_a && !split && !f.stream_k && !c_transposed;
+  return f;
+}
+
+// " (clusters of 2, TMA-store epilogue, 128 blocks)", " (no clusters, A read M-major into
+// registers, ...)", "(..., stream-K tail, 132 blocks)": the form run() launches.
+inline std::string describe_form(const Form& f, bool stream_k_tail, unsigned blocks) {
+  std::string text = f.cluster_m > 1 ? " (clusters of " + std::to_string(f.cluster_m) + ", " : " (no clusters, ";
+  if (f.register_a) text += "A read M-major into registers, ";
+  if (f.c_transposed) text += "computing C^T = B^T A^T, ";
+  text += f.tma_epilogue ? "TMA-store epilogue, " : f.warp_epilogue ? "warp-stored epilogue, " : "epilogue from registers, ";
+  if (stream_k_tail) text += "stream-K tail, ";
+  return text + std::to_string(blocks) + " blocks)";
+}
+
+// ---- the one table: form -> instantiation ---------------------------------------------------
+// One instantiation of wgmma_ws_kernel, as a type.
+template <bool TransA, bool TransB, int ClusterM, bool Promote, bool StreamK>
+struct Instance {
+  static constexpr bool kTransA = TransA, kTransB = TransB, kPromote = Promote, kStreamK = StreamK;
+  static constexpr int kClusterM = ClusterM;
+  template <class E>
+  static constexpr auto kernel = wgmma_ws_kernel<E, TransA, TransB, ClusterM, Promote, StreamK>;
+  using WholeRounds = Instance<TransA, TransB, ClusterM, Promote, false>;  // what runs where no tail is left
+};
+
+// Calls f(Instance<...>{}) for the form and the layouts the kernel reads (`trans_a`: A stored
+// k x m; `trans_b`: B stored n x k). 16-bit types: any layout; tf32: B K-major, A K-major or
+// (one pass) into registers; Split (3xTF32): both K-major, sums promoted.
+template <class E, bool Split, class F>
+Status with_instantiation(const Form& form, bool trans_a, bool trans_b, F&& f) {
+  const auto by_cluster = [&](auto ta, auto tb) -> Status {
+    constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
+    if (form.cluster_m == 1) return f(Instance<kTa, kTb, 1, Split, false>{});
+    if constexpr (!Split)
+      if (form.stream_k) return f(Instance<kTa, kTb, 2, false, true>{});
+    return f(Instance<kTa, kTb, 2, Split, false>{});
+  };
+  if constexpr (E::kMnMajor) {
+    static_assert(!Split, "3xTF32 splits f32 operands");
+    return dispatch_trans(trans_a, trans_b, by_cluster);
+  } else {
+    if (!trans_b) return {StatusCode::InternalError, "wgmma_ws: a tf32 B reached the kernel MN-major"};
+    if (!trans_a) return by_cluster(std::false_type{}, std::true_type{});
+    if constexpr (Split) return {StatusCode::InternalError, "wgmma_ws: tf32 A in registers in a split run"};
+    else return by_cluster(std::true_type{}, std::true_type{});
+  }
+}
+
+// ---- the launch -----------------------------------------------------------------------------
+// The persistent grid: the fewest clusters that finish the units (ClusterM tile rows by one
+// tile column) in as many rounds as all resident clusters would (2048 tiles of 128 x 256 on
+// 132 SMs, one block each: 16 rounds either way, so 128 blocks, each with exactly 16 tiles,
+// and every round a whole group of tile rows). Measured on an H100 at 8192^3 NN (no
+// clusters): 769-772 TFLOP/s against 759-761 with 132 blocks.
+inline int grid_size(int units, int resident_clusters, int cluster_m) {
+  const int rounds = ceil_div(units, resident_clusters);
+  return ceil_div(units, rounds) * cluster_m;
+}
+
+// The launch attributes: the cluster shape, and programmatic stream serialisation (PDL), so
+// that the kernel is launched while the operand copy before it drains and waits for it in
+// cudaGridDependencySynchronize() (repitch_kernel says why).
+struct LaunchAttributes {
+  cudaLaunchAttribute attrs[2];
+};
+
+// The launch of one instantiation: its shared-memory limit raised and its resident clusters
+// counted once (statics per instantiation), and the persistent grid for `g`. `plan` receives
+// the clusters' work: with StreamK, whole rounds and a tail cut by K over all resident
+// clusters where units are left over; otherwise (or without a leftover) the fewest clusters
+// that finish in as many rounds.
+template <class E, class I>
+Status launch_config(const RowMajorGemm& g, int k_tiles, LaunchAttributes& attributes, cudaLaunchConfig_t& config,
+                     stream_k::Schedule& plan) {
+  constexpr auto kernel = I::template kernel<E>;
+  constexpr int kClusterM = I::kClusterM;
+  attributes = {};
+  cudaLaunchAttribute& cluster = attributes.attrs[0];
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = kClusterM;
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = 1;
+  cudaLaunchAttribute& dependent = attributes.attrs[1];
+  dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  dependent.val.programmaticStreamSerializationAllowed = 1;
+  config = {};
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = kSmemBytes;
+  config.attrs = attributes.attrs;
+  config.numAttrs = 1;  // the occupancy query below: the cluster shape alone
+  static const cudaError_t raised =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+  CUDA_CHECK(raised);
+  static int resident = 0;
+  static const cudaError_t counted = [&] {
+    config.gridDim = dim3(kClusterM);
+    return cudaOccupancyMaxActiveClusters(&resident, kernel, &config);
+  }();
+  CUDA_CHECK(counted);
+  if (resident < 1)
+    return {StatusCode::ArchMismatch, "wgmma_ws: no cluster of " + std::to_string(kClusterM) +
+                                          " blocks fits on this GPU (the configuration 'blocks' runs without)"};
+  const int units = ceil_div(g.m, kBM * kClusterM) * ceil_div(g.n, kBN);
+  if constexpr (I::kStreamK) {
+    plan = stream_k::with_tail(units, resident, k_tiles);
+    if (plan.has_tail()) {
+      config.gridDim = dim3(resident * kClusterM);
+      config.numAttrs = 2;
+      return Status::ok();
+    }
+  }
+  config.gridDim = dim3(grid_size(units, resident, kClusterM));
+  config.numAttrs = 2;
+  plan = stream_k::rounds_only(units, static_cast<int>(config.gridDim.x) / kClusterM, k_tiles);
+  return Status::ok();
+}
+
+// The kernel's arguments beyond its instantiation.
+struct KernelArgs {
+  CUtensorMap map_a{}, map_b{}, map_c{};
+  Epilogue e{};
+  KSchedule schedule{};
+};
+
+template <class E, class I>
+Status launch(const RowMajorGemm& g, Stream stream, const KernelArgs& args, const StreamKWorkspace& tail) {
+  LaunchAttributes attributes;
+  cudaLaunchConfig_t config;
+  StreamKArgs sk;
+  GEMMLAB_TRY((launch_config<E, I>(g, args.schedule.k_tiles * args.schedule.segments, attributes, config, sk.schedule)));
+  if constexpr (I::kStreamK) {
+    if (!sk.schedule.has_tail()) return launch<E, typename I::WholeRounds>(g, stream, args, tail);
+    const std::size_t partial_bytes =
+        kPartialsPerBlock * static_cast<std::size_t>(config.gridDim.x) * kTileFloats * sizeof(float);
+    if (tail.partials.bytes() < partial_bytes ||
+        tail.arrived.bytes() < static_cast<std::size_t>(config.gridDim.x) * sizeof(int))
+      return {StatusCode::InternalError, "wgmma_ws: run() before prepare() sized the stream-K workspace"};
+    sk.partials = static_cast<float*>(tail.partials.data());
+    sk.arrived = static_cast<int*>(tail.arrived.data());
+  }
+  config.stream = static_cast<cudaStream_t>(stream);
+  CUDA_CHECK(cudaLaunchKernelEx(&config, I::template kernel<E>, args.map_a, args.map_b, args.map_c, args.e,
+                                args.schedule, sk));
+  CUDA_CHECK_LAUNCH("wgmma_ws_kernel");
+  return Status::ok();
+}
+
+}  // namespace gemmlab::cuda::hopper
