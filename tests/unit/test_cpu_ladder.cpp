@@ -1,12 +1,12 @@
-// The CPU ladder (issue 6): every rung after naive against the float64 reference on random
-// odd shapes, every op and layout, padded leading dimensions, alpha/beta, beta = 0 with NaN
-// in C, and shapes on the block boundaries of the packed rungs; the packed rungs once per
-// ISA path (AVX-512, AVX2, portable), capped with set_isa_limit. Also the pieces the rungs
-// are made of: seed 002's loop-order choice, the thread grid, the pool and its barrier.
+// The CPU ladder: every rung of the registry (the anchors aside) against the float64
+// reference on random odd shapes, every op and layout, padded leading dimensions,
+// alpha/beta, beta = 0 with NaN in C, and shapes on the block boundaries of the packed
+// rungs, in every named configuration; the rungs with a SIMD micro-kernel once per ISA path
+// (AVX-512, AVX2, portable), capped with set_isa_limit. Also the pieces the rungs are made
+// of: seed 002's loop-order choice, the thread grid, the pool and its barrier.
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -42,7 +42,7 @@ using testing::ProblemSpec;
 
 // A rung and the widest ISA it may use.
 struct RungPath {
-  const char* rung;
+  std::string rung;
   Isa isa;
 };
 
@@ -51,7 +51,21 @@ void PrintTo(const RungPath& path, std::ostream* os) {
 }
 
 std::string path_name(const ::testing::TestParamInfo<RungPath>& info) {
-  return std::string(info.param.rung) + "_" + std::string(to_string(info.param.isa));
+  return info.param.rung + "_" + std::string(to_string(info.param.isa));
+}
+
+// Every rung of the registry but the anchors: once on the portable path, and once per ISA
+// path where its configuration names a vector width (VEC_BITS: a micro-kernel chosen by
+// ISA at run time; the other rungs are portable C++ and ignore the cap).
+std::vector<RungPath> rung_paths() {
+  std::vector<RungPath> paths;
+  for (const Variant& v : variants(Backend::Cpu)) {
+    if (v.anchor) continue;
+    if (v.config.get("VEC_BITS") > 0)
+      for (const Isa isa : {Isa::Avx512, Isa::Avx2}) paths.push_back({v.name, isa});
+    paths.push_back({v.name, Isa::Portable});
+  }
+  return paths;
 }
 
 // Caps the ISA for one test and restores the previous cap afterwards.
@@ -84,6 +98,15 @@ class CpuLadder : public ::testing::TestWithParam<RungPath> {
   }
   void TearDown() override { cap_.reset(); }
 
+  // From here on, the rung bound to configuration `name` (through gemmlab::configure).
+  void use_configuration(const std::string& name) {
+    const Variant* registered = find_variant(Backend::Cpu, GetParam().rung);
+    const Status s = configure(*registered, name, configured_);
+    ASSERT_TRUE(s.is_ok()) << s.describe();
+    EXPECT_EQ(configured_.config_name, name);
+    variant_ = &configured_;
+  }
+
   // Builds the problem, runs the rung through gemm(), verifies against the reference.
   void check(const ProblemSpec& spec, const testing::Seeds& seeds) {
     SCOPED_TRACE(spec.describe() + ", " + seeds.describe(spec.seed));
@@ -107,6 +130,7 @@ class CpuLadder : public ::testing::TestWithParam<RungPath> {
 
   std::unique_ptr<IsaCap> cap_;
   const Variant* variant_ = nullptr;
+  Variant configured_;  // the rung bound to a configuration by use_configuration()
 };
 
 std::int64_t odd_in(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
@@ -209,14 +233,60 @@ TEST_P(CpuLadder, AwkwardShapes) {
     }
 }
 
-// Block sizes from GEMMLAB_CPU_BLOCKING (the sweep knob): tiny blocks, so that every loop
-// of the driver runs several times (4 KC, 2 MC, 3 NC blocks, edge tiles in each), in the
-// driver's order for this path's kernel. Rungs 2-4 ignore the variable.
-TEST_P(CpuLadder, BlockSizesFromTheEnvironment) {
+// Every named configuration of the rung (configure() on each of variant.configs), on odd
+// shapes around its blocks with both ops, beta = 0 over NaN and beta != 0.
+TEST_P(CpuLadder, EveryConfiguration) {
+  testing::Seeds seeds;
+  const Blocking b = blocking();
+  const std::vector<NamedConfig> configs = variant_->configs;
+  if (configs.empty()) {
+    // One form: no configure(), and a configuration named for it is refused.
+    EXPECT_FALSE(variant_->configure);
+    Variant out;
+    const Status s = configure(*variant_, "auto", out);
+    EXPECT_EQ(s.code(), StatusCode::InvalidValue) << s.describe();
+    return;
+  }
+  EXPECT_EQ(variant_->config_name, configs.front().name) << "the default is the first configuration";
+  for (const NamedConfig& config : configs) {
+    SCOPED_TRACE("configuration " + config.name);
+    EXPECT_FALSE(config.description.empty());
+    use_configuration(config.name);
+    if (HasFatalFailure()) return;
+    for (const Op op : kOps)
+      for (const double beta : {0.0, 0.5}) {
+        const ProblemSpec spec{.m = 2 * b.mr + 1, .n = 3 * b.nr - 1, .k = 37, .op_a = op, .op_b = op,
+                               .layout = Layout::RowMajor, .ld_padding = 1, .alpha = -0.75,
+                               .beta = beta, .seed = seeds.next(), .nan_c = beta == 0.0};
+        check(spec, seeds);
+      }
+  }
+}
+
+// Block sizes as a configuration of the packed rungs ("KC=7,MC=...,NC=..."): tiny blocks,
+// so that every loop of the driver runs several times (4 KC, 2 MC, 3 NC blocks, edge tiles
+// in each), in the driver's order for this path's kernel. A bad spec is refused by
+// configure(), not run; a rung with one form refuses any spec.
+TEST_P(CpuLadder, BlockSizesFromTheConfiguration) {
   testing::Seeds seeds;
   const Blocking b = blocking();
   const std::string spec_text = "KC=7,MC=" + std::to_string(2 * b.mr) + ",NC=" + std::to_string(2 * b.nr);
-  ASSERT_EQ(setenv(cpu::kBlockingEnv, spec_text.c_str(), 1), 0);
+  const bool packed = !variant_->configs.empty();
+  Variant refused;
+  const Status bad = configure(*variant_, "KC=0", refused);
+  EXPECT_EQ(bad.code(), StatusCode::InvalidValue) << bad.describe();
+  EXPECT_NE(bad.message().find(GetParam().rung), std::string::npos) << bad.message();
+  if (!packed) {
+    const Status s = configure(*variant_, spec_text, refused);
+    EXPECT_EQ(s.code(), StatusCode::InvalidValue) << s.describe();
+    return;
+  }
+  EXPECT_NE(bad.message().find("KC must be"), std::string::npos) << bad.message();
+  use_configuration(spec_text);
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(variant_->config.get("KC"), 7);
+  EXPECT_EQ(variant_->config.get("MC"), 2 * b.mr);
+  EXPECT_EQ(variant_->config.get("NC"), 2 * b.nr);
   for (const Op op : kOps)
     for (const double beta : {0.0, 0.5}) {
       const ProblemSpec spec{.m = 3 * b.mr + 1, .n = 5 * b.nr + 3, .k = 23, .op_a = op, .op_b = op,
@@ -224,16 +294,6 @@ TEST_P(CpuLadder, BlockSizesFromTheEnvironment) {
                              .beta = beta, .seed = seeds.next(), .nan_c = beta == 0.0};
       check(spec, seeds);
     }
-  ASSERT_EQ(setenv(cpu::kBlockingEnv, "KC=0", 1), 0);  // a bad value: reported, not run
-  const ProblemSpec spec{.m = 5, .n = 5, .k = 5, .seed = seeds.next()};
-  HostProblem hp = make_host_problem(spec);
-  const Status status = gemm(hp.problem, *variant_);
-  const bool packed = std::string(GetParam().rung) == "packed_simd" || std::string(GetParam().rung) == "threaded";
-  EXPECT_EQ(status.is_ok(), !packed) << status.describe();
-  if (packed) {
-    EXPECT_NE(status.message().find(cpu::kBlockingEnv), std::string::npos) << status.message();
-  }
-  unsetenv(cpu::kBlockingEnv);
 }
 
 // The same problem twice: the second call (workspace already grown) gives the same bits.
@@ -249,25 +309,42 @@ TEST_P(CpuLadder, RepeatedCallsAreDeterministic) {
   EXPECT_TRUE(testing::bitwise_equal(first, hp.c.storage));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Rungs, CpuLadder,
-    ::testing::Values(RungPath{"loop_order", Isa::Portable}, RungPath{"cache_tiled", Isa::Portable},
-                      RungPath{"register_tiled", Isa::Portable},
-                      RungPath{"packed_simd", Isa::Avx512}, RungPath{"packed_simd", Isa::Avx2},
-                      RungPath{"packed_simd", Isa::Portable}, RungPath{"threaded", Isa::Avx512},
-                      RungPath{"threaded", Isa::Avx2}, RungPath{"threaded", Isa::Portable}),
-    path_name);
+INSTANTIATE_TEST_SUITE_P(Rungs, CpuLadder, ::testing::ValuesIn(rung_paths()), path_name);
 
-TEST(CpuLadderRegistry, RungsAreRegisteredInLadderOrderBeforeTheAnchors) {
-  const std::vector<std::string> expected = {"naive",         "loop_order",  "cache_tiled",
-                                             "register_tiled", "packed_simd", "threaded",
-                                             "openblas_sgemm_1t", "openblas_sgemm"};
-  std::vector<std::string> names;
-  for (const Variant& v : variants(Backend::Cpu)) names.push_back(v.name);
-  EXPECT_EQ(names, expected);
+// The rungs come first, each name once, then the anchors (one thread and all cores).
+TEST(CpuLadderRegistry, RungsAreRegisteredBeforeTheAnchors) {
+  std::vector<std::string> names, anchors;
+  for (const Variant& v : variants(Backend::Cpu)) {
+    EXPECT_EQ(std::count(names.begin(), names.end(), v.name), 0) << v.name << " registered twice";
+    EXPECT_TRUE(v.anchor || anchors.empty()) << v.name << " registered after an anchor";
+    names.push_back(v.name);
+    if (v.anchor) anchors.push_back(v.name);
+  }
+  EXPECT_EQ(anchors, (std::vector<std::string>{"openblas_sgemm_1t", "openblas_sgemm"}));
+  EXPECT_EQ(names.front(), "naive");
   EXPECT_EQ(find_variant(Backend::Cpu, "packed_simd")->threads, 1);
   EXPECT_EQ(find_variant(Backend::Cpu, "threaded")->threads, 0);
   EXPECT_GT(find_variant(Backend::Cpu, "packed_simd")->config.get("KC"), 0);
+}
+
+// A configuration a rung does not have is a usage error (InvalidValue) that names the rung,
+// the name asked for and every valid configuration.
+TEST(CpuLadderRegistry, UnknownConfigurationListsTheValidOnes) {
+  for (const char* rung : {"packed_simd", "threaded"}) {
+    const Variant* v = find_variant(Backend::Cpu, rung);
+    ASSERT_NE(v, nullptr) << rung;
+    ASSERT_FALSE(v->configs.empty()) << rung;
+    EXPECT_EQ(v->config_name, "auto") << rung;
+    Variant out;
+    const Status s = configure(*v, "no_such_config", out);
+    EXPECT_EQ(s.code(), StatusCode::InvalidValue) << s.describe();
+    EXPECT_NE(s.message().find(rung), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("no_such_config"), std::string::npos) << s.message();
+    for (const NamedConfig& c : v->configs) EXPECT_NE(s.message().find(c.name), std::string::npos) << c.name;
+    // An empty name keeps the default.
+    ASSERT_TRUE(configure(*v, "", out).is_ok());
+    EXPECT_EQ(out.config_name, v->config_name);
+  }
 }
 
 // Seed 002's cost model picks i, k, j for row-major NN (C and B walked along rows) and a

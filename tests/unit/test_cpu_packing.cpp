@@ -239,8 +239,8 @@ TEST(Blocking, FootprintsFitTheCachesTheyAreMeantFor) {
   EXPECT_EQ(emr.nc, 1024);
 }
 
-// GEMMLAB_CPU_BLOCKING's grammar: any subset of KC, MC, NC; everything else is refused
-// with a message, and the block sizes are then left as they were.
+// The grammar of the packed rungs' block-size configurations: any subset of KC, MC, NC;
+// everything else is refused with a message, and the block sizes are then left as they were.
 TEST(Blocking, OverrideParsesAndRejects) {
   const Blocking base{12, 32, 384, 336, 1024};
   Blocking b = base;

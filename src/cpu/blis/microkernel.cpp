@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 namespace gemmlab::cpu {
@@ -72,13 +71,10 @@ Status apply_blocking_override(std::string_view spec, Blocking& b) {
   return Status::ok();
 }
 
-Status packed_blocking(const MicroKernel& kernel, Blocking& out) {
+Status packed_blocking(const MicroKernel& kernel, std::string_view config, Blocking& out) {
   out = blocking_for(kernel, cache_sizes());
-  const char* env = std::getenv(kBlockingEnv);
-  if (!env) return Status::ok();
-  Status s = apply_blocking_override(env, out);
-  if (!s.is_ok()) return {s.code(), fmt::format("{}: {}", kBlockingEnv, s.message())};
-  return s;
+  if (config.empty() || config == kAutoBlocking) return Status::ok();
+  return apply_blocking_override(config, out);  // leaves `out` as it was if the spec is bad
 }
 
 }  // namespace gemmlab::cpu

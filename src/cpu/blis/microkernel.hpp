@@ -80,11 +80,12 @@ Blocking blocking_for(const MicroKernel& kernel, const CacheSizes& caches);
 // Anything else is an InvalidValue status that says what is wrong; `b` is then unchanged.
 Status apply_blocking_override(std::string_view spec, Blocking& b);
 
-// What the packed rungs run with: blocking_for() on this machine's caches, then the
-// override in the environment variable GEMMLAB_CPU_BLOCKING if set (read on every call,
-// for sweeps and tests; a bad value is an InvalidValue status naming the variable).
-inline constexpr const char* kBlockingEnv = "GEMMLAB_CPU_BLOCKING";
-Status packed_blocking(const MicroKernel& kernel, Blocking& out);
+// What the packed rungs run with, by their configuration (Variant::config_name):
+// kAutoBlocking (or empty) is blocking_for() on this machine's caches; anything else is a
+// spec for apply_blocking_override() on top of it (an InvalidValue status if it is bad).
+// Resolved per call: the kernel, and so MR and NR, follow the ISA cap.
+inline constexpr std::string_view kAutoBlocking = "auto";
+Status packed_blocking(const MicroKernel& kernel, std::string_view config, Blocking& out);
 
 // The kernels of each ISA (microkernel_*.cpp). An AVX-512 or AVX2 kernel must only be
 // called where cpu_features() reports the ISA.

@@ -19,11 +19,7 @@ struct SingleThreadWorkspace {
   AlignedFloats a, b0, b1;
 };
 
-Status run_packed(const GemmProblem& problem, Stream) {
-  const RowMajorGemm g = canonicalize(problem);
-  const MicroKernel& kernel = micro_kernel(cpu_features().best_isa());
-  Blocking blocking;
-  GEMMLAB_TRY(packed_blocking(kernel, blocking));
+Status run_packed(const RowMajorGemm& g, const MicroKernel& kernel, const Blocking& blocking) {
   thread_local SingleThreadWorkspace ws;
   if (!ws.a.reserve(a_buffer_floats(blocking, g.m, g.k)) ||
       !ws.b0.reserve(b_buffer_floats(blocking, g.n, g.k)) ||
@@ -33,6 +29,9 @@ Status run_packed(const GemmProblem& problem, Stream) {
   packed_gemm_part(job, 0, ws.a.data());
   return Status::ok();
 }
+
+// A block-size spec valid for every kernel (MC a multiple of each MR, NC of each NR).
+constexpr const char* kExampleBlocking = "KC=256,MC=480,NC=3072";
 
 }  // namespace
 
@@ -61,28 +60,55 @@ Traffic packed_model(const GemmProblem& p, const Blocking& b) {
   return t;
 }
 
-Variant packed_simd_variant() {
+void bind_packed(Variant& v, const std::string& config, PackedRun run, PackedFactory factory) {
   const MicroKernel& kernel = micro_kernel(cpu_features().best_isa());
   Blocking blocking;
-  (void)packed_blocking(kernel, blocking);  // a bad override: can_implement says so
+  (void)packed_blocking(kernel, config, blocking);  // refused under a later ISA cap: can_implement says so
+  v.config = packed_config(kernel, blocking);
+  v.config_name = config;
+  v.configs = {{std::string(kAutoBlocking), "block sizes from this machine's caches and the kernel's register tile"},
+               {kExampleBlocking, "block sizes given: any subset of KC, MC, NC, comma-separated, such as this one "
+                                  "(KC 1..65536, MC a multiple of MR, NC of NR; the rest from the caches)"}};
+  v.configure = [factory](std::string_view name, Variant& out) {
+    Blocking b;
+    GEMMLAB_TRY(packed_blocking(micro_kernel(cpu_features().best_isa()), name, b));
+    out = factory(std::string(name));
+    return Status::ok();
+  };
+  v.can_implement = [config, rung = v.name](const GemmProblem& p) {
+    Blocking b;
+    GEMMLAB_TRY(packed_blocking(micro_kernel(cpu_features().best_isa()), config, b));
+    return require_f32_host(p, rung);
+  };
+  // The kernel, and so the block sizes, follow the ISA cap at each call.
+  v.run = [config, run](const GemmProblem& p, Stream) {
+    const MicroKernel& now = micro_kernel(cpu_features().best_isa());
+    Blocking b;
+    GEMMLAB_TRY(packed_blocking(now, config, b));
+    return run(canonicalize(p), now, b);
+  };
+  v.model = [config](const GemmProblem& p) {
+    Blocking b;
+    (void)packed_blocking(micro_kernel(cpu_features().best_isa()), config, b);
+    return packed_model(p, b);
+  };
+}
+
+namespace {
+
+Variant packed_simd(const std::string& config) {
   Variant v;
   v.name = "packed_simd";
   v.backend = Backend::Cpu;
-  v.technique = fmt::format("packed A/B panels (BLIS 5 loops), {} micro-kernel", kernel.name);
-  v.config = packed_config(kernel, blocking);
+  v.technique = fmt::format("packed A/B panels (BLIS 5 loops), {} micro-kernel",
+                            micro_kernel(cpu_features().best_isa()).name);
   v.threads = 1;
-  v.can_implement = [](const GemmProblem& p) {
-    Blocking b;
-    GEMMLAB_TRY(packed_blocking(micro_kernel(cpu_features().best_isa()), b));
-    return require_f32_host(p, "packed_simd");
-  };
-  v.run = run_packed;
-  v.model = [](const GemmProblem& p) {
-    Blocking b;
-    (void)packed_blocking(micro_kernel(cpu_features().best_isa()), b);
-    return packed_model(p, b);
-  };
+  bind_packed(v, config, run_packed, packed_simd);
   return v;
 }
+
+}  // namespace
+
+Variant packed_simd_variant() { return packed_simd(std::string(kAutoBlocking)); }
 
 }  // namespace gemmlab::cpu

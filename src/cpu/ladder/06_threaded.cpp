@@ -33,11 +33,7 @@ TeamWorkspace& team_workspace() {
   return ws;
 }
 
-Status run_threaded(const GemmProblem& problem, Stream) {
-  const RowMajorGemm g = canonicalize(problem);
-  const MicroKernel& kernel = micro_kernel(cpu_features().best_isa());
-  Blocking blocking;
-  GEMMLAB_TRY(packed_blocking(kernel, blocking));
+Status run_threaded(const RowMajorGemm& g, const MicroKernel& kernel, const Blocking& blocking) {
   ThreadPool& pool = ThreadPool::instance();
 
   const double fmas = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
@@ -62,32 +58,20 @@ Status run_threaded(const GemmProblem& problem, Stream) {
   return Status::ok();
 }
 
-}  // namespace
-
-Variant threaded_variant() {
-  const MicroKernel& kernel = micro_kernel(cpu_features().best_isa());
-  Blocking blocking;
-  (void)packed_blocking(kernel, blocking);  // a bad override: can_implement says so
+Variant threaded(const std::string& config) {
   Variant v;
   v.name = "threaded";
   v.backend = Backend::Cpu;
   v.technique = fmt::format("rung 5 on all {} cores: rows x panels thread grid, shared packed B",
                             usable_cores());
-  v.config = packed_config(kernel, blocking);
-  v.config.params.emplace_back("THREADS", usable_cores());
   v.threads = 0;
-  v.can_implement = [](const GemmProblem& p) {
-    Blocking b;
-    GEMMLAB_TRY(packed_blocking(micro_kernel(cpu_features().best_isa()), b));
-    return require_f32_host(p, "threaded");
-  };
-  v.run = run_threaded;
-  v.model = [](const GemmProblem& p) {
-    Blocking b;
-    (void)packed_blocking(micro_kernel(cpu_features().best_isa()), b);
-    return packed_model(p, b);
-  };
+  bind_packed(v, config, run_threaded, threaded);
+  v.config.params.emplace_back("THREADS", usable_cores());
   return v;
 }
+
+}  // namespace
+
+Variant threaded_variant() { return threaded(std::string(kAutoBlocking)); }
 
 }  // namespace gemmlab::cpu

@@ -1,8 +1,12 @@
-// The CPU rungs, one function per file, collected by registry.cpp in ladder order.
+// What the CPU rungs share with each other and with the tests and the model: their common
+// requirement and the tilings they derive. The rungs themselves are declared and listed
+// by registry.cpp; a new rung needs nothing here.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "cpu/machine/cache_info.hpp"
 #include "gemmlab/variant.hpp"
@@ -11,14 +15,6 @@ namespace gemmlab::cpu {
 
 struct MicroKernel;
 struct Blocking;
-
-Variant naive_variant();            // 01_naive.cpp
-Variant loop_order_variant();       // 02_loop_order.cpp
-Variant cache_tiled_variant();      // 03_cache_tiled.cpp
-Variant register_tiled_variant();   // 04_register_tiled.cpp
-Variant packed_simd_variant();      // 05_packed_simd.cpp
-Variant threaded_variant();         // 06_threaded.cpp
-Variant openblas_variant(int threads);  // openblas.cpp: the anchor (0 = all cores)
 
 // What every f32 CPU rung requires of a problem.
 Status require_f32_host(const GemmProblem& problem, std::string_view rung);
@@ -48,5 +44,14 @@ RegisterTiles register_tiles(const CacheSizes& caches);
 // traffic model of the five-loop driver.
 Config packed_config(const MicroKernel& kernel, const Blocking& blocking);
 Traffic packed_model(const GemmProblem& problem, const Blocking& blocking);
+
+// 05_packed_simd.cpp, shared with 06_threaded.cpp: binds a packed rung (named, its technique
+// and threads set) to a block-size configuration: "auto" (from the caches) or a spec such
+// as "KC=256,MC=480,NC=3072" that configure() has checked. Sets config, config_name,
+// configs, configure (through `factory`, which builds the rung for another configuration),
+// can_implement, run (`run` on the kernel of the current ISA cap and its block sizes) and model.
+using PackedRun = Status (*)(const RowMajorGemm& problem, const MicroKernel& kernel, const Blocking& blocking);
+using PackedFactory = Variant (*)(const std::string& config);
+void bind_packed(Variant& v, const std::string& config, PackedRun run, PackedFactory factory);
 
 }  // namespace gemmlab::cpu
