@@ -10,7 +10,6 @@
 #include <chrono>
 #include <thread>
 #include <map>
-#include <cstdlib>
 #include <utility>
 #include <string>
 #include <vector>
@@ -319,28 +318,36 @@ TEST(CudaLadder, TensorCoreAsyncPathOnAlignedRows) {
           }
 }
 
-// A rung with a table of tuning configurations, each entry forced in turn through the
-// rung's environment variable (a stale name fails can_implement), on every transposition,
-// with 16-byte-aligned rows and without: each instantiation has its own launch setup
-// (dynamic shared memory above 48 KB for some).
+// A rung with named configurations, each one bound in turn (gemmlab::configure on each of
+// variant.configs, run by bench through Options::config), on every transposition, with
+// 16-byte-aligned rows and without: each instantiation has its own launch setup (dynamic
+// shared memory above 48 KB for some).
 struct ConfigTable {
-  const char* variable;               // the rung's override
   const char* variant;
   DType dtype;
-  std::vector<const char*> configs;   // the names of the rung's kChoices
   bench::Shape aligned, unaligned;    // with `aligned_pad` every ld is a multiple of 16 bytes
   std::int64_t aligned_pad;
 };
 
 void check_every_configuration(Executor& ex, const ConfigTable& table) {
-  for (const char* config : table.configs) {
-    ASSERT_EQ(setenv(table.variable, config, 1), 0);
+  const Variant* variant = find_variant(Backend::Cuda, table.variant);
+  ASSERT_NE(variant, nullptr) << table.variant;
+  ASSERT_GT(variant->configs.size(), 1u) << table.variant << " lists no configurations to choose from";
+  EXPECT_EQ(variant->configs.front().name, "auto");
+  EXPECT_EQ(variant->config_name, "auto");
+  for (const NamedConfig& named : variant->configs) {
+    const std::string& config = named.name;
+    Variant configured;
+    const Status bound = configure(*variant, config, configured);
+    ASSERT_TRUE(bound.is_ok()) << bound.describe();
+    EXPECT_EQ(configured.config_name, config);
     for (Op a : {Op::N, Op::T})
       for (Op b : {Op::N, Op::T})
         for (const auto& [shape, pad] : {std::pair{table.aligned, table.aligned_pad}, std::pair{table.unaligned, std::int64_t{0}}}) {
           bench::Options o;
           o.dtype = table.dtype;
           o.variants = {table.variant};
+          o.config = config;
           o.shapes = {shape};
           o.op_a = a;
           o.op_b = b;
@@ -350,19 +357,43 @@ void check_every_configuration(Executor& ex, const ConfigTable& table) {
           o.time = false;
           std::vector<bench::Record> records;
           ASSERT_TRUE(bench::run(o, ex, records).is_ok());
-          expect_all_pass(records, fmt::format("config {} {}{} pad {}", config, to_string(a), to_string(b), pad));
+          const std::string context = fmt::format("config {} {}{} pad {}", config, to_string(a), to_string(b), pad);
+          expect_all_pass(records, context);
+          for (const bench::Record& r : records) EXPECT_EQ(r.config_name, config) << context;
         }
   }
-  unsetenv(table.variable);
 }
 
-// src/cuda/gemm/10_pipelined.cu's kChoices; 4-byte floats: pad 4 on a multiple of 4.
+// 10_pipelined.cu: "auto" and each entry of kChoices; 4-byte floats: pad 4 on a multiple of 4.
 TEST(CudaLadder, EveryPipelinedConfiguration) {
   REQUIRE_CUDA(ex);
-  check_every_configuration(*ex, {"GEMMLAB_PIPELINED_CONFIG", "pipelined", DType::F32,
-                                  {"256x128", "128x128k8", "128x64", "64x64", "256x128fa", "256x128k8fa", "128x128k8fa",
-                                   "256x128fa_rows", "128x128k8_rows"},
-                                  {300, 260, 68}, {301, 259, 67}, 4});
+  check_every_configuration(*ex, {"pipelined", DType::F32, {300, 260, 68}, {301, 259, 67}, 4});
+}
+
+// A configuration a rung does not have is a usage error (InvalidValue) naming the rung, the
+// name asked for and every valid configuration; a stale name never runs.
+TEST(CudaLadder, UnknownConfigurationListsTheValidOnes) {
+  REQUIRE_CUDA(ex);
+  for (const char* rung : {"pipelined", "mma_sync_bf16", "mma_sync_f16"}) {
+    const Variant* v = find_variant(Backend::Cuda, rung);
+    ASSERT_NE(v, nullptr) << rung;
+    Variant out;
+    const Status s = configure(*v, "256x256", out);
+    EXPECT_EQ(s.code(), StatusCode::InvalidValue) << s.describe();
+    EXPECT_NE(s.message().find(rung), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("256x256"), std::string::npos) << s.message();
+    for (const NamedConfig& c : v->configs) EXPECT_NE(s.message().find(c.name), std::string::npos) << c.name;
+    bench::Options o;
+    o.dtype = v->input;  // f32, bf16, f16: each rung's own --dtype
+    o.variants = {rung};
+    o.config = "256x256";
+    o.shapes = {{64, 64, 64}};
+    o.seed = fresh_seed();
+    o.time = false;
+    std::vector<bench::Record> records;
+    EXPECT_EQ(bench::run(o, *ex, records).code(), StatusCode::InvalidValue) << rung;
+    EXPECT_TRUE(records.empty()) << rung;
+  }
 }
 
 // NN problems at least kTransposeMinN (2048) columns wide go through A^T in a workspace
@@ -403,12 +434,11 @@ TEST(CudaLadder, PipelinedTransposesAForWideNN) {
       }
 }
 
-// src/cuda/gemm/11_mma_sync.cu's kChoices; 2-byte elements: pad 8 on a multiple of 8, so
-// every operand goes by cp.async; ragged against every tile on every side.
+// 11_mma_sync.cu: "auto" and each entry of kChoices; 2-byte elements: pad 8 on a multiple
+// of 8, so every operand goes by cp.async; ragged against every tile on every side.
 TEST(CudaLadder, EveryMmaSyncConfiguration) {
   REQUIRE_CUDA(ex);
-  check_every_configuration(*ex, {"GEMMLAB_MMA_SYNC_CONFIG", "mma_sync_bf16", DType::BF16,
-                                  {"128x128x32", "128x128x64"}, {296, 264, 136}, {301, 259, 67}, 8});
+  check_every_configuration(*ex, {"mma_sync_bf16", DType::BF16, {296, 264, 136}, {301, 259, 67}, 8});
 }
 
 // Large enough that every block of every rung is busy, and k long enough that rounding

@@ -1,4 +1,4 @@
-// Rung 4a (cuda): the tiled kernel with one column of padding in each shared tile.
+// Rung 4 (cuda): the tiled kernel with one column of padding in each shared tile.
 // Shared memory has 32 banks of 4 bytes; a warp that writes a column of an unpadded
 // 32-wide tile hits one bank 32 times. That happens when an operand is stored transposed
 // (the loads stay coalesced, the shared-memory store goes down a column). With rows of

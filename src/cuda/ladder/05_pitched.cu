@@ -1,4 +1,4 @@
-// Rung 4b (cuda): seed 001's memory padding. A and B are copied with cudaMemcpy2D into
+// Rung 5 (cuda): seed 001's memory padding. A and B are copied with cudaMemcpy2D into
 // cudaMallocPitch buffers whose rows start on the driver's pitch alignment, then the padded tiled kernel runs on the copies. For odd sizes this buys
 // aligned row starts; the copies cost one extra read and write of A and B, which is
 // timed with the kernel because it is the price of the technique.

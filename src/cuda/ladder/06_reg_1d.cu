@@ -1,4 +1,4 @@
-// Rung 5a (cuda): register tiling in one dimension (seed 002's unroll-and-jam with scalar
+// Rung 6 (cuda): register tiling in one dimension (seed 002's unroll-and-jam with scalar
 // replacement). Each thread computes TM consecutive rows of one column of C: the element
 // of B it reads from shared memory is kept in a register and reused TM times, and the
 // TM partial sums live in registers. Shared-memory reads per FMA fall from 2 to 1 + 1/TM.

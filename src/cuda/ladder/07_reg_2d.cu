@@ -1,4 +1,4 @@
-// Rung 5b (cuda): register tiling in two dimensions. Each thread computes a TM x TN block
+// Rung 7 (cuda): register tiling in two dimensions. Each thread computes a TM x TN block
 // of C as outer products: per step of k it reads TM elements of A and TN of B from shared
 // memory into registers and does TM * TN FMAs with them (seed 002's unroll-and-jam in
 // both i and j). Shared-memory reads per FMA: 1/TN + 1/TM. Larger block tiles (BM x BN)

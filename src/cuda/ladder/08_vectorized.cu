@@ -1,4 +1,4 @@
-// Rung 6 (cuda): 16-byte accesses. Global loads are float4 (one instruction moves four
+// Rung 8 (cuda): 16-byte accesses. Global loads are float4 (one instruction moves four
 // elements; rows must be 16-byte aligned, otherwise the same kernel loads element by
 // element), the A tile is stored transposed in shared memory, (BK, BM), so that a
 // thread's TM elements of A for one k are contiguous, and both fragments are read with

@@ -1,4 +1,4 @@
-// Rung 7 (cuda): block -> warp -> thread tiling. The block tile is split into warp tiles
+// Rung 9 (cuda): block -> warp -> thread tiling. The block tile is split into warp tiles
 // and each warp's lanes into an 8 x 4 grid of thread tiles made of 4 x 4 pieces (see
 // warp_tile.cuh). A warp's shared-memory reads then touch a compact WM x WN region:
 // every fragment read is a conflict-free float4, and each element read is shared by the

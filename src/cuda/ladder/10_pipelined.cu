@@ -1,16 +1,18 @@
-// Rung 8 (cuda): a multi-stage shared-memory pipeline. A block keeps kStages - 1 tiles
+// Rung 10 (cuda): a multi-stage shared-memory pipeline. A block keeps kStages - 1 tiles
 // in flight while it computes on the oldest, so global-memory latency hides behind the
 // math of earlier tiles, with one barrier per tile. Tiles sit k-major in shared memory,
 // (BK, BM) and (BK, BN), as the warp-tile compute wants them. An operand whose rows
 // already run along m or n (A^T, B) is copied with cp.async, straight to shared memory;
 // one that must be transposed on the way (A, B^T) is loaded into registers one tile
 // ahead and stored after the math, so its latency hides too. Blocks run in grouped order
-// for L2 reuse, and the tile configuration is picked per problem from a small table.
+// for L2 reuse. The configuration "auto" picks the tiles per problem from a small table;
+// each tile configuration is also a named configuration of its own.
 #include <cuda_runtime.h>
 
 #include <array>
-#include <cstdlib>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "cuda/arch/cp_async.cuh"
 #include "cuda/tiles/common.cuh"
@@ -196,124 +198,8 @@ Status launch(const GemmArgs& g, bool trans_a, bool trans_b, cudaStream_t s) {
   });
 }
 
-// The tuning space, as data: each entry one instantiated configuration. kTable below
-// picks among them by problem shape; GEMMLAB_PIPELINED_CONFIG=<name> forces one (for
-// tuning sweeps: `GEMMLAB_PIPELINED_CONFIG=128x64 gemmlab bench --variants pipelined`).
-//                                                     BM   BN  BK  WM  WN stages min blocks/SM
-using Tile256x128 = PipelinedConfig<WarpTileConfig<256, 128, 16, 64, 64, 3, 1>, Schedule::PerStage>;
-using Tile128x128k8 = PipelinedConfig<WarpTileConfig<128, 128, 8, 64, 64, 4, 2>, Schedule::PerStage>;
-// (128 x 64 keeps the row order: at 3 blocks per SM, 85 registers, the serpentine order's
-// NT kernel spilled 100 bytes against 28.)
-using Tile128x64 =
-    PipelinedConfig<WarpTileConfig<128, 64, 16, 64, 32, 3, 3, OuterProduct::Rows>, Schedule::PerStage>;
-using Tile64x64 = PipelinedConfig<WarpTileConfig<64, 64, 16, 32, 32, 3, 4>, Schedule::PerStage>;
-// Fragments loaded a step ahead ("fa"):
-using Tile256x128fa = PipelinedConfig<WarpTileConfig<256, 128, 16, 64, 64, 3, 1>, Schedule::FragmentsAhead>;
-using Tile256x128k8fa = PipelinedConfig<WarpTileConfig<256, 128, 8, 64, 64, 3, 1>, Schedule::FragmentsAhead>;
-using Tile128x128k8fa = PipelinedConfig<WarpTileConfig<128, 128, 8, 64, 64, 4, 2>, Schedule::FragmentsAhead>;
-// The table's two choices with each k step's FFMAs row by row (OuterProduct::Rows, the order
-// before session 9), to time against the serpentine order every configuration above uses:
-using Tile256x128faRows =
-    PipelinedConfig<WarpTileConfig<256, 128, 16, 64, 64, 3, 1, OuterProduct::Rows>, Schedule::FragmentsAhead>;
-using Tile128x128k8Rows =
-    PipelinedConfig<WarpTileConfig<128, 128, 8, 64, 64, 4, 2, OuterProduct::Rows>, Schedule::PerStage>;
-
-struct PipelinedChoice {
-  const char* name;
-  int bm, bn, bk, wm, wn, stages, min_blocks, threads;
-  Status (*launch)(const GemmArgs&, bool, bool, cudaStream_t);
-};
-
-template <class Cfg>
-constexpr PipelinedChoice choice(const char* name) {
-  return {name, Cfg::BM, Cfg::BN, Cfg::BK, Cfg::WM, Cfg::WN, Cfg::kStages, Cfg::kMinBlocks, Cfg::kThreads,
-          launch<Cfg>};
-}
-
-constexpr std::array kChoices = {choice<Tile256x128>("256x128"),         choice<Tile128x128k8>("128x128k8"),
-                                 choice<Tile128x64>("128x64"),           choice<Tile64x64>("64x64"),
-                                 choice<Tile256x128fa>("256x128fa"),     choice<Tile256x128k8fa>("256x128k8fa"),
-                                 choice<Tile128x128k8fa>("128x128k8fa"),
-                                 choice<Tile256x128faRows>("256x128fa_rows"),
-                                 choice<Tile128x128k8Rows>("128x128k8_rows")};
-
-// Per way A arrives, the configurations to try from the largest tile down: the first
-// whose grid has at least `min_waves` blocks per SM is used (0.9: 2048^2 gives 128
-// large tiles for 132 SMs, still faster than 512 small ones). Staged through registers
-// (NN, NT) the 256 x 128 tile with fragments loaded a step ahead measured best (NN 44.8
-// against 43.5 TFLOP/s at 4096^3); by cp.async (TN, TT) the 128 x 128 tile with BK = 8,
-// where loading ahead measured slower (45.8 against 47.0) (H100 SXM, results/h100/tuning.md).
-struct TableEntry {
-  const char* config;
-  double min_waves;
-};
-constexpr std::array kTableStagedA = {TableEntry{"256x128fa", 0.9}, TableEntry{"128x64", 1.0},
-                                 TableEntry{"64x64", 0.0}};
-constexpr std::array kTableAsyncA = {TableEntry{"128x128k8", 1.0}, TableEntry{"128x64", 1.0},
-                                    TableEntry{"64x64", 0.0}};
-
-// NN (A's rows run along k) with n >= kTransposeMinN: A is transposed once into a
-// workspace by the seeds' tiled transpose (staging::stage_k_major), so that both operands
-// go by cp.async and the TN kernels run (48.4 against 45.6 TFLOP/s at 4096^3, same run,
-// results/h100/probes/session9/forms-c6cb0bd). The transpose moves 2 m k floats, about
-// 63 / n of the GEMM's time at these rates: 1.5 % at n = 4096, break-even near n = 1000.
-constexpr std::int64_t kTransposeMinN = 2048;
-
-const PipelinedChoice* find_choice(std::string_view name) {
-  for (const PipelinedChoice& c : kChoices)
-    if (name == c.name) return &c;
-  return nullptr;
-}
-
-// A configuration forced for tuning runs that kernel on the problem as it is (no transpose).
-const PipelinedChoice* forced_choice() {
-  // Read per call (a few hundred nanoseconds on the host) so tests can force each entry.
-  const char* env = std::getenv("GEMMLAB_PIPELINED_CONFIG");
-  return env ? find_choice(env) : nullptr;
-}
-
-// Whether run() transposes A first (kTransposeMinN).
-bool transposes_a(const RowMajorGemm& g) {
-  return !g.trans_a && !g.trans_b && g.n >= kTransposeMinN && g.k > 0 && forced_choice() == nullptr;
-}
-
-// A^T (k x m, rows padded to 16 bytes) as the transpose writes it.
-staging::StagedLayout transposed_a_layout(const RowMajorGemm& g) {
-  constexpr int kPerRow = 16 / static_cast<int>(sizeof(float));
-  return {static_cast<int>((g.m + kPerRow - 1) / kPerRow * kPerRow), 1};
-}
-
-// The problem the kernel runs: g itself, or (transposes_a) TN on A^T in the workspace.
-RowMajorGemm kernel_problem(const RowMajorGemm& g, void* workspace) {
-  if (!transposes_a(g)) return g;
-  RowMajorGemm t = g;
-  t.a = workspace;
-  t.lda = transposed_a_layout(g).pitch();
-  t.trans_a = true;
-  return t;
-}
-
-// A^T's workspace: grown by prepare(), only read by run().
-DeviceMemory& transposed_a() {
-  static DeviceMemory memory;
-  return memory;
-}
-
-const PipelinedChoice& pick(const RowMajorGemm& g) {
-  if (const PipelinedChoice* forced = forced_choice()) return *forced;
-  const auto choose = [&](const auto& table) -> const PipelinedChoice& {
-    for (const TableEntry& e : table) {
-      const PipelinedChoice& c = *find_choice(e.config);
-      const double blocks = static_cast<double>(ceil_div(g.m, c.bm)) * ceil_div(g.n, c.bn);
-      if (blocks >= e.min_waves * device_sm_count()) return c;
-    }
-    return *find_choice(table.back().config);
-  };
-  return g.trans_a ? choose(kTableAsyncA) : choose(kTableStagedA);
-}
-
-// For explain: the kernel run() launches for this problem (configuration, transposition,
-// float4 or scalar loads) with its dynamic shared memory. Configurations by kChoices' names.
+// For explain: the kernel launch<Cfg>() runs for this problem (configuration, transposition,
+// float4 or scalar loads) with its dynamic shared memory.
 template <class Cfg>
 Status describe_pipelined(const RowMajorGemm& rm, const char* config, bool transposed, KernelInfo& out) {
   const GemmArgs g = make_args(rm);
@@ -328,36 +214,145 @@ Status describe_pipelined(const RowMajorGemm& rm, const char* config, bool trans
   });
 }
 
-Status kernel_info(const GemmProblem& p, KernelInfo& out) {
-  const RowMajorGemm g = canonicalize(p);
-  const bool t = transposes_a(g);
-  // (The workspace may not exist yet: any 16-byte aligned address describes the same kernel.)
-  const RowMajorGemm rm = kernel_problem(g, transposed_a().data());
-  const std::string_view config = pick(rm).name;
-  if (config == "256x128") return describe_pipelined<Tile256x128>(rm, "256x128", t, out);
-  if (config == "128x128k8") return describe_pipelined<Tile128x128k8>(rm, "128x128k8", t, out);
-  if (config == "128x64") return describe_pipelined<Tile128x64>(rm, "128x64", t, out);
-  if (config == "64x64") return describe_pipelined<Tile64x64>(rm, "64x64", t, out);
-  if (config == "256x128fa") return describe_pipelined<Tile256x128fa>(rm, "256x128fa", t, out);
-  if (config == "256x128k8fa") return describe_pipelined<Tile256x128k8fa>(rm, "256x128k8fa", t, out);
-  if (config == "128x128k8fa") return describe_pipelined<Tile128x128k8fa>(rm, "128x128k8fa", t, out);
-  if (config == "256x128fa_rows") return describe_pipelined<Tile256x128faRows>(rm, "256x128fa_rows", t, out);
-  if (config == "128x128k8_rows") return describe_pipelined<Tile128x128k8Rows>(rm, "128x128k8_rows", t, out);
-  return {StatusCode::InternalError, "pipelined kernel_info: no kernel for configuration " + std::string(config)};
+// The tuning space, as data: each entry one instantiated configuration, and each a named
+// configuration of the rung (`--config 128x64`), which runs that kernel on the problem as
+// it is. The configuration "auto" picks among them by problem shape (kTableStagedA,
+// kTableAsyncA below) and transposes A for wide NN problems.
+//                                                     BM   BN  BK  WM  WN stages min blocks/SM
+using Tile256x128 = PipelinedConfig<WarpTileConfig<256, 128, 16, 64, 64, 3, 1>, Schedule::PerStage>;
+using Tile128x128k8 = PipelinedConfig<WarpTileConfig<128, 128, 8, 64, 64, 4, 2>, Schedule::PerStage>;
+// (128 x 64 keeps the row order: at 3 blocks per SM, 85 registers, the serpentine order's
+// NT kernel spilled 100 bytes against 28.)
+using Tile128x64 =
+    PipelinedConfig<WarpTileConfig<128, 64, 16, 64, 32, 3, 3, OuterProduct::Rows>, Schedule::PerStage>;
+using Tile64x64 = PipelinedConfig<WarpTileConfig<64, 64, 16, 32, 32, 3, 4>, Schedule::PerStage>;
+// Fragments loaded a step ahead ("fa"):
+using Tile256x128fa = PipelinedConfig<WarpTileConfig<256, 128, 16, 64, 64, 3, 1>, Schedule::FragmentsAhead>;
+using Tile256x128k8fa = PipelinedConfig<WarpTileConfig<256, 128, 8, 64, 64, 3, 1>, Schedule::FragmentsAhead>;
+using Tile128x128k8fa = PipelinedConfig<WarpTileConfig<128, 128, 8, 64, 64, 4, 2>, Schedule::FragmentsAhead>;
+// The table's two choices with each k step's FFMAs row by row (OuterProduct::Rows, the order
+// the serpentine replaced), to time against the serpentine order every configuration above uses:
+using Tile256x128faRows =
+    PipelinedConfig<WarpTileConfig<256, 128, 16, 64, 64, 3, 1, OuterProduct::Rows>, Schedule::FragmentsAhead>;
+using Tile128x128k8Rows =
+    PipelinedConfig<WarpTileConfig<128, 128, 8, 64, 64, 4, 2, OuterProduct::Rows>, Schedule::PerStage>;
+
+struct PipelinedChoice {
+  const char* name;
+  int bm, bn, bk, wm, wn, stages, min_blocks, threads;
+  Schedule schedule;
+  OuterProduct order;
+  Status (*launch)(const GemmArgs&, bool, bool, cudaStream_t);
+  Status (*describe)(const RowMajorGemm&, const char* config, bool transposed, KernelInfo&);
+};
+
+template <class Cfg>
+constexpr PipelinedChoice choice(const char* name) {
+  return {name,         Cfg::BM,   Cfg::BN,     Cfg::BK,     Cfg::WM, Cfg::WN, Cfg::kStages, Cfg::kMinBlocks,
+          Cfg::kThreads, Cfg::kSchedule, Cfg::kOrder, launch<Cfg>, describe_pipelined<Cfg>};
 }
 
-Status prepare(const GemmProblem& p) {
+constexpr std::array kChoices = {choice<Tile256x128>("256x128"),         choice<Tile128x128k8>("128x128k8"),
+                                 choice<Tile128x64>("128x64"),           choice<Tile64x64>("64x64"),
+                                 choice<Tile256x128fa>("256x128fa"),     choice<Tile256x128k8fa>("256x128k8fa"),
+                                 choice<Tile128x128k8fa>("128x128k8fa"),
+                                 choice<Tile256x128faRows>("256x128fa_rows"),
+                                 choice<Tile128x128k8Rows>("128x128k8_rows")};
+
+// Per way A arrives, the configurations to try from the largest tile down: the first
+// whose grid has at least `min_waves` blocks per SM is used (0.9: 2048^2 gives 128
+// large tiles for 132 SMs, still faster than 512 small ones). Staged through registers
+// (NN, NT) the 256 x 128 tile with fragments loaded a step ahead measured best (NN 44.8
+// against 43.5 TFLOP/s at 4096^3); by cp.async (TN, TT) the 128 x 128 tile with BK = 8,
+// where loading ahead measured slower (45.8 against 47.0) (H100 SXM).
+struct TableEntry {
+  const char* config;
+  double min_waves;
+};
+constexpr std::array kTableStagedA = {TableEntry{"256x128fa", 0.9}, TableEntry{"128x64", 1.0},
+                                 TableEntry{"64x64", 0.0}};
+constexpr std::array kTableAsyncA = {TableEntry{"128x128k8", 1.0}, TableEntry{"128x64", 1.0},
+                                    TableEntry{"64x64", 0.0}};
+
+// NN (A's rows run along k) with n >= kTransposeMinN: A is transposed once into a
+// workspace by the seeds' tiled transpose (staging::stage_k_major), so that both operands
+// go by cp.async and the TN kernels run (measured on an H100: 48.4 against 45.6 TFLOP/s at
+// 4096^3, in the same run). The transpose moves 2 m k floats, about 63 / n of the GEMM's
+// time at these rates: 1.5 % at n = 4096, break-even near n = 1000.
+constexpr std::int64_t kTransposeMinN = 2048;
+
+constexpr std::string_view kAuto = "auto";
+
+const PipelinedChoice* find_choice(std::string_view name) {
+  for (const PipelinedChoice& c : kChoices)
+    if (name == c.name) return &c;
+  return nullptr;
+}
+
+// What a bound variant runs: the per-shape choice ("auto", nullptr) or one configuration,
+// which runs its kernel on the problem as it is (no transpose).
+using Forced = const PipelinedChoice*;
+
+// Whether run() transposes A first (kTransposeMinN).
+bool transposes_a(const RowMajorGemm& g, Forced forced) {
+  return forced == nullptr && !g.trans_a && !g.trans_b && g.n >= kTransposeMinN && g.k > 0;
+}
+
+// A^T (k x m, rows padded to 16 bytes) as the transpose writes it.
+staging::StagedLayout transposed_a_layout(const RowMajorGemm& g) {
+  constexpr int kPerRow = 16 / static_cast<int>(sizeof(float));
+  return {static_cast<int>((g.m + kPerRow - 1) / kPerRow * kPerRow), 1};
+}
+
+// The problem the kernel runs: g itself, or (transposes_a) TN on A^T in the workspace.
+RowMajorGemm kernel_problem(const RowMajorGemm& g, void* workspace, Forced forced) {
+  if (!transposes_a(g, forced)) return g;
+  RowMajorGemm t = g;
+  t.a = workspace;
+  t.lda = transposed_a_layout(g).pitch();
+  t.trans_a = true;
+  return t;
+}
+
+// A^T's workspace: grown by prepare(), only read by run().
+DeviceMemory& transposed_a() {
+  static DeviceMemory memory;
+  return memory;
+}
+
+const PipelinedChoice& pick(const RowMajorGemm& g, Forced forced) {
+  if (forced) return *forced;
+  const auto choose = [&](const auto& table) -> const PipelinedChoice& {
+    for (const TableEntry& e : table) {
+      const PipelinedChoice& c = *find_choice(e.config);
+      const double blocks = static_cast<double>(ceil_div(g.m, c.bm)) * ceil_div(g.n, c.bn);
+      if (blocks >= e.min_waves * device_sm_count()) return c;
+    }
+    return *find_choice(table.back().config);
+  };
+  return g.trans_a ? choose(kTableAsyncA) : choose(kTableStagedA);
+}
+
+Status kernel_info(const GemmProblem& p, KernelInfo& out, Forced forced) {
   const RowMajorGemm g = canonicalize(p);
-  if (!transposes_a(g)) return Status::ok();
+  // (The workspace may not exist yet: any 16-byte aligned address describes the same kernel.)
+  const RowMajorGemm rm = kernel_problem(g, transposed_a().data(), forced);
+  const PipelinedChoice& c = pick(rm, forced);
+  return c.describe(rm, c.name, transposes_a(g, forced), out);
+}
+
+Status prepare(const GemmProblem& p, Forced forced) {
+  const RowMajorGemm g = canonicalize(p);
+  if (!transposes_a(g, forced)) return Status::ok();
   const std::size_t bytes = transposed_a_layout(g).bytes(static_cast<int>(g.k));
   if (bytes <= transposed_a().bytes()) return Status::ok();
   transposed_a() = DeviceMemory{};  // free the old block before taking the larger one
   return DeviceMemory::allocate(bytes, transposed_a());
 }
 
-Status run(const GemmProblem& p, Stream stream) {
+Status run(const GemmProblem& p, Stream stream, Forced forced) {
   const RowMajorGemm g = canonicalize(p);
-  const RowMajorGemm rm = kernel_problem(g, transposed_a().data());
+  const RowMajorGemm rm = kernel_problem(g, transposed_a().data(), forced);
   if (rm.a != g.a) {
     const staging::StagedLayout layout = transposed_a_layout(g);
     if (transposed_a().bytes() < layout.bytes(static_cast<int>(g.k)))
@@ -367,30 +362,59 @@ Status run(const GemmProblem& p, Stream stream) {
                                        static_cast<int>(g.k), static_cast<int>(g.m), /*split=*/false, layout,
                                        transposed_a().as<float>(), stream));
   }
-  return pick(rm).launch(make_args(rm), rm.trans_a, rm.trans_b, static_cast<cudaStream_t>(stream));
+  return pick(rm, forced).launch(make_args(rm), rm.trans_a, rm.trans_b, static_cast<cudaStream_t>(stream));
 }
 
-}  // namespace
+std::string describe_choice(const PipelinedChoice& c) {
+  return "BM=" + std::to_string(c.bm) + " BN=" + std::to_string(c.bn) + " BK=" + std::to_string(c.bk) +
+         " WM=" + std::to_string(c.wm) + " WN=" + std::to_string(c.wn) + ", " + std::to_string(c.stages) +
+         " stages, " + (c.schedule == Schedule::FragmentsAhead ? "fragments loaded a step ahead" : "fragments per stage") +
+         ", FFMAs " + (c.order == OuterProduct::Rows ? "row by row" : "in serpentine order") +
+         ", on the problem as it is";
+}
 
-Variant pipelined_variant() {
-  const PipelinedChoice& big = kChoices.front();
+std::vector<NamedConfig> configurations() {
+  std::vector<NamedConfig> configs = {
+      {std::string(kAuto), "tiles per problem shape (256x128fa or 128x128k8 down to 64x64 as the grid fills the "
+                           "SMs), A transposed into a workspace for NN with n >= " +
+                               std::to_string(kTransposeMinN)}};
+  for (const PipelinedChoice& c : kChoices) configs.push_back({c.name, describe_choice(c)});
+  return configs;
+}
+
+Variant make_variant(Forced forced);
+
+Status configure(std::string_view name, Variant& out) {
+  if (name == kAuto) {
+    out = make_variant(nullptr);
+    return Status::ok();
+  }
+  const PipelinedChoice* c = find_choice(name);
+  if (!c) return {StatusCode::InvalidValue, "neither auto nor one of its tile configurations"};
+  out = make_variant(c);
+  return Status::ok();
+}
+
+Variant make_variant(Forced forced) {
+  // Printed: the forced configuration, or the largest tile the automatic choice takes.
+  const PipelinedChoice& shown = forced ? *forced : kChoices.front();
   Variant v;
   v.name = "pipelined";
   v.backend = Backend::Cuda;
-  v.technique = "cp.async multi-stage pipeline, grouped block order, tiles chosen per shape, A transposed for NN";
-  v.config = {{{"BM", big.bm}, {"BN", big.bn}, {"BK", big.bk}, {"WM", big.wm}, {"WN", big.wn},
-               {"stages", big.stages}, {"min_blocks", big.min_blocks}, {"threads", big.threads}}};
-  v.can_implement = [](const GemmProblem& p) {
-    if (const char* env = std::getenv("GEMMLAB_PIPELINED_CONFIG"); env && !find_choice(env))
-      return Status{StatusCode::InvalidValue, "GEMMLAB_PIPELINED_CONFIG names no pipelined configuration"};
-    return require_f32_simt(p, "pipelined");
-  };
-  v.prepare = prepare;
-  v.run = run;
-  v.kernel_info = kernel_info;
-  v.model = [](const GemmProblem& p) {
-    const RowMajorGemm rm = kernel_problem(canonicalize(p), transposed_a().data());
-    const PipelinedChoice& c = pick(rm);
+  v.technique = forced ? std::string("cp.async multi-stage pipeline, grouped block order, ") + forced->name + " tiles"
+                       : "cp.async multi-stage pipeline, grouped block order, tiles chosen per shape, A transposed for NN";
+  v.config = {{{"BM", shown.bm}, {"BN", shown.bn}, {"BK", shown.bk}, {"WM", shown.wm}, {"WN", shown.wn},
+               {"stages", shown.stages}, {"min_blocks", shown.min_blocks}, {"threads", shown.threads}}};
+  v.config_name = forced ? forced->name : std::string(kAuto);
+  v.configs = configurations();
+  v.configure = configure;
+  v.can_implement = [](const GemmProblem& p) { return require_f32_simt(p, "pipelined"); };
+  v.prepare = [forced](const GemmProblem& p) { return prepare(p, forced); };
+  v.run = [forced](const GemmProblem& p, Stream s) { return run(p, s, forced); };
+  v.kernel_info = [forced](const GemmProblem& p, KernelInfo& out) { return kernel_info(p, out, forced); };
+  v.model = [forced](const GemmProblem& p) {
+    const RowMajorGemm rm = kernel_problem(canonicalize(p), transposed_a().data(), forced);
+    const PipelinedChoice& c = pick(rm, forced);
     Traffic t = minimum_traffic(p);
     set_loads_per_fma(t, p, 1.0 / c.bn + 1.0 / c.bm);
     t.threads_per_block = c.threads;
@@ -399,5 +423,9 @@ Variant pipelined_variant() {
   };
   return v;
 }
+
+}  // namespace
+
+Variant pipelined_variant() { return make_variant(nullptr); }
 
 }  // namespace gemmlab::cuda

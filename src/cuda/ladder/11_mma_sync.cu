@@ -16,9 +16,9 @@
 
 #include <array>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/traffic.hpp"
 #include "cuda/arch/cp_async.cuh"
@@ -335,13 +335,12 @@ int smem_bytes(bool trans_a, bool trans_b) {
   });
 }
 
-// The tuning space, as data: each entry one instantiated configuration. pick() chooses by
-// transposition; GEMMLAB_MMA_SYNC_CONFIG=<name> forces one (for tuning sweeps:
-// `GEMMLAB_MMA_SYNC_CONFIG=128x128x64 gemmlab bench --dtype bf16 --variants mma_sync_bf16`).
+// The tuning space, as data: each entry one instantiated configuration, and each a named
+// configuration of the rung (`--config 128x128x64`); "auto" chooses by transposition.
 // Measured on an H100 SXM (bf16, 4096 / 8192, TFLOP/s): 128x128x32 NN 299 / 312, TN 307 / 322,
 // NT 278 / 299; 128x128x64 NN 306 / 315, TN 298 / 317, NT 306 / 316 (255 registers for two
-// blocks per SM: its NN and TT instantiations spill 40-52 bytes, NT none). A 128x256x32 tile with 8 warps (one block per SM) ran at
-// 250 / 261 and was dropped.
+// blocks per SM: its NN and TT instantiations spill 40-52 bytes, NT none). A 128x256x32 tile
+// with 8 warps (one block per SM) ran at 250 / 261 and was dropped.
 //                                     BM   BN  BK  WM  WN stages min blocks/SM
 using Tile128x128x32 = MmaSyncConfig<128, 128, 32, 64, 64, 4, 2>;
 using Tile128x128x64 = MmaSyncConfig<128, 128, 64, 64, 64, 3, 2>;
@@ -363,7 +362,7 @@ constexpr MmaChoice choice(const char* name) {
 template <class T>
 constexpr std::array kChoices = {choice<Tile128x128x32, T>("128x128x32"), choice<Tile128x128x64, T>("128x128x64")};
 
-constexpr const char* kConfigVariable = "GEMMLAB_MMA_SYNC_CONFIG";
+constexpr std::string_view kAuto = "auto";
 
 template <class T>
 const MmaChoice* find_choice(std::string_view name) {
@@ -372,26 +371,28 @@ const MmaChoice* find_choice(std::string_view name) {
   return nullptr;
 }
 
-// Read per call (a few hundred nanoseconds on the host) so tests can force each entry.
+// What a bound variant runs: the choice by transposition ("auto", nullptr) or one
+// configuration on every problem.
+using Forced = const MmaChoice*;
+
 // NT measured 6-10 % faster with BK = 64 (half the barriers); the other transpositions
 // equal within noise, and the 32-deep tile needs no spill.
 template <class T>
-const MmaChoice& pick(const RowMajorGemm& rm) {
-  if (const char* forced = std::getenv(kConfigVariable))
-    if (const MmaChoice* c = find_choice<T>(forced)) return *c;
+const MmaChoice& pick(const RowMajorGemm& rm, Forced forced) {
+  if (forced) return *forced;
   return *find_choice<T>(!rm.trans_a && rm.trans_b ? "128x128x64" : "128x128x32");
 }
 
 template <class T>
-Status run(const GemmProblem& p, Stream stream) {
+Status run(const GemmProblem& p, Stream stream, Forced forced) {
   const RowMajorGemm rm = canonicalize(p);
-  return pick<T>(rm).launch(make_args<Bits>(rm), rm.trans_a, rm.trans_b, static_cast<cudaStream_t>(stream));
+  return pick<T>(rm, forced).launch(make_args<Bits>(rm), rm.trans_a, rm.trans_b, static_cast<cudaStream_t>(stream));
 }
 
 template <class T>
-Status kernel_info(const GemmProblem& p, KernelInfo& out) {
+Status kernel_info(const GemmProblem& p, KernelInfo& out, Forced forced) {
   const RowMajorGemm rm = canonicalize(p);
-  const MmaChoice& c = pick<T>(rm);
+  const MmaChoice& c = pick<T>(rm, forced);
   return c.describe(make_args<Bits>(rm), rm.trans_a, rm.trans_b, c.name, out);
 }
 
@@ -408,7 +409,34 @@ Status require_tensor_cores(const char* rung) {
 }
 
 template <class T>
-Variant make_variant(DType input, const char* name) {
+std::vector<NamedConfig> configurations() {
+  std::vector<NamedConfig> configs = {
+      {std::string(kAuto), "128x128x64 for NT (half the barriers), 128x128x32 for the other transpositions"}};
+  for (const MmaChoice& c : kChoices<T>)
+    configs.push_back({c.name, "BM=" + std::to_string(c.bm) + " BN=" + std::to_string(c.bn) + " BK=" +
+                                   std::to_string(c.bk) + " WM=" + std::to_string(c.wm) + " WN=" +
+                                   std::to_string(c.wn) + ", " + std::to_string(c.stages) +
+                                   " stages, on every transposition"});
+  return configs;
+}
+
+template <class T>
+Variant make_variant(DType input, const char* name, Forced forced);
+
+template <class T>
+Status configure(DType input, const char* name, std::string_view config, Variant& out) {
+  if (config == kAuto) {
+    out = make_variant<T>(input, name, nullptr);
+    return Status::ok();
+  }
+  const MmaChoice* c = find_choice<T>(config);
+  if (!c) return {StatusCode::InvalidValue, "neither auto nor one of its tile configurations"};
+  out = make_variant<T>(input, name, c);
+  return Status::ok();
+}
+
+template <class T>
+Variant make_variant(DType input, const char* name, Forced forced) {
   const Precision precision = *precision_for(input);
   Variant v;
   v.name = name;
@@ -418,21 +446,24 @@ Variant make_variant(DType input, const char* name) {
   v.compute = precision.compute;
   v.output = precision.output;
   v.technique = "tensor cores: ldmatrix + mma.sync m16n8k16, multi-stage cp.async pipeline";
-  const MmaChoice& c = kChoices<T>.front();
+  // Printed: the forced configuration, or the one "auto" takes for all but NT.
+  const MmaChoice& c = forced ? *forced : kChoices<T>.front();
   v.config = {{{"BM", c.bm}, {"BN", c.bn}, {"BK", c.bk}, {"WM", c.wm}, {"WN", c.wn}, {"stages", c.stages},
                {"threads", c.threads}}};
+  v.config_name = forced ? forced->name : std::string(kAuto);
+  v.configs = configurations<T>();
+  v.configure = [input, name](std::string_view config, Variant& out) {
+    return configure<T>(input, name, config, out);
+  };
   v.can_implement = [precision, name](const GemmProblem& p) {
-    if (const char* forced = std::getenv(kConfigVariable); forced && !find_choice<T>(forced))
-      return Status{StatusCode::InvalidValue,
-                    std::string(kConfigVariable) + "=" + forced + " names no mma_sync configuration"};
     GEMMLAB_TRY(require_precision(p, precision, name));
     return require_tensor_cores(name);
   };
-  v.run = run<T>;
-  v.kernel_info = kernel_info<T>;
-  v.model = [](const GemmProblem& p) {
+  v.run = [forced](const GemmProblem& p, Stream s) { return run<T>(p, s, forced); };
+  v.kernel_info = [forced](const GemmProblem& p, KernelInfo& out) { return kernel_info<T>(p, out, forced); };
+  v.model = [forced](const GemmProblem& p) {
     const RowMajorGemm rm = canonicalize(p);
-    const MmaChoice& choice = pick<T>(rm);
+    const MmaChoice& choice = pick<T>(rm, forced);
     Traffic t = minimum_traffic(p);
     // Each element of A is loaded once per block column of C, each of B once per block row.
     set_loads_per_fma(t, p, 1.0 / choice.bn + 1.0 / choice.bm);
@@ -446,8 +477,8 @@ Variant make_variant(DType input, const char* name) {
 }  // namespace
 
 Variant mma_sync_variant(DType input) {
-  return input == DType::F16 ? make_variant<__half>(DType::F16, "mma_sync_f16")
-                             : make_variant<__nv_bfloat16>(DType::BF16, "mma_sync_bf16");
+  return input == DType::F16 ? make_variant<__half>(DType::F16, "mma_sync_f16", nullptr)
+                             : make_variant<__nv_bfloat16>(DType::BF16, "mma_sync_bf16", nullptr);
 }
 
 }  // namespace gemmlab::cuda

@@ -1,4 +1,7 @@
-// The CUDA ladder, in order. Adding a rung: one file and one line here.
+// The CUDA ladder, in rung order: each rung's factory is declared here, beside its line
+// in the table, and defined in its numbered file. Adding a rung: its file and its line
+// here. `gemmlab list` shows the table in this order; `--dtype` takes the rungs and the
+// anchor of one precision (Variant::precision()), wherever they stand in it.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -6,9 +9,28 @@
 
 #include "cuda/backend.hpp"
 #include "cuda/tiles/common.cuh"
-#include "cuda/ladder/rungs.hpp"
 
 namespace gemmlab::cuda {
+
+Variant naive_variant();                      // 01_naive.cu
+Variant coalesced_variant();                  // 02_coalesced.cu
+Variant smem_tiled_variant(int tile_width);   // 03_smem_tiled.cu
+Variant smem_padded_variant();                // 04_smem_padded.cu
+Variant pitched_variant();                    // 05_pitched.cu
+Variant reg_1d_variant();                     // 06_reg_1d.cu
+Variant reg_2d_variant();                     // 07_reg_2d.cu
+Variant vectorized_variant();                 // 08_vectorized.cu
+Variant warptile_variant();                   // 09_warptile.cu
+Variant pipelined_variant();                  // 10_pipelined.cu
+Variant mma_sync_variant(DType input);        // 11_mma_sync.cu: BF16 or F16 inputs, f32 sums and C
+Variant wgmma_bf16_variant();                 // 12_wgmma_bf16.cu
+Variant wgmma_ws_variant(DType input);        // 13_wgmma_ws.cu: BF16 or F16 inputs, f32 sums and C
+Variant wgmma_ws_tf32_variant();              // 14_wgmma_ws_tf32.cu
+Variant wgmma_3xtf32_variant();               // 15_wgmma_3xtf32.cu: f32 accuracy, in the f32 ladder
+Variant cublas_sgemm_variant();               // cublas.cpp: the f32 anchor
+// The anchor of a tensor-core dtype: cublasGemmEx for DType::BF16, F16 (2-byte inputs,
+// f32 sums and C) or TF32 (f32 inputs and C, CUBLAS_COMPUTE_32F_FAST_TF32).
+Variant cublas_gemm_ex_variant(DType dtype);  // cublas.cpp
 
 const std::vector<Variant>& registry() {
   static const std::vector<Variant> table = {
@@ -23,18 +45,18 @@ const std::vector<Variant>& registry() {
       vectorized_variant(),
       warptile_variant(),
       pipelined_variant(),
-      wgmma_3xtf32_variant(),  // f32 accuracy from the tf32 tensor cores
-      cublas_sgemm_variant(),
-      // Tensor cores: each --dtype runs its own rungs against its own anchor.
       mma_sync_variant(DType::BF16),
+      mma_sync_variant(DType::F16),
       wgmma_bf16_variant(),
       wgmma_ws_variant(DType::BF16),
-      cublas_gemm_ex_variant(DType::BF16),
-      mma_sync_variant(DType::F16),
       wgmma_ws_variant(DType::F16),
-      cublas_gemm_ex_variant(DType::F16),
       wgmma_ws_tf32_variant(),
+      wgmma_3xtf32_variant(),
+      // The anchors, one per --dtype, each measured beside the rungs of its precision.
+      cublas_sgemm_variant(),
       cublas_gemm_ex_variant(DType::TF32),
+      cublas_gemm_ex_variant(DType::BF16),
+      cublas_gemm_ex_variant(DType::F16),
   };
   return table;
 }
