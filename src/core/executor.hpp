@@ -31,9 +31,8 @@ class Buffer {
 // What a cache flush before a timed repetition leaves in the GPU's L2 (the CPU executor
 // flushes nothing). Clean is the default: a write of twice the L2 evicts the operands, but
 // leaves up to an L2 of dirty lines (50 MB on an H100) whose write-back the next kernel
-// pays (measured: 9-10 us of a bf16 4096^3 GEMM, ours and cuBLAS's alike; session 11 in
-// results/h100/tuning.md); reading the same buffer back writes them out before the timer
-// starts.
+// pays (measured on an H100: 9-10 us of a bf16 4096^3 GEMM, ours and cuBLAS's alike);
+// reading the same buffer back writes them out before the timer starts.
 enum class CacheFlush {
   Clean,  // write twice the L2, then read it: operands evicted, no dirty lines left
   Write,  // write twice the L2 (the flush of nvbench and Triton's do_bench)

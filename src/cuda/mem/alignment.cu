@@ -175,7 +175,7 @@ Status run(MemContext& ctx, std::vector<MemRow>& rows) {
   // buffers (the copy buffers are freed first; 16 GB on an H100, at most half the memory).
   // The launch, the first loads' latency and the last tiles cost a fixed few microseconds
   // per read, which a longer read spreads thinner: on one H100 the bulk read of 2, 4 and 8 GB
-  // ran at 93.6, 94.2 and 94.3 % of theoretical (results/h100/probes/read-bulk-split.txt).
+  // ran at 93.6, 94.2 and 94.3 % of theoretical.
   in = DeviceMemory{};
   out = DeviceMemory{};
   DeviceMemory data;

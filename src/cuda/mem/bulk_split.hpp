@@ -5,15 +5,15 @@
 namespace gemmlab::cuda::mem {
 
 // The bulk read: 7 stages of 32 KiB per SM, 512 threads summing them. Of the shapes swept
-// on one H100 (session 14, results/h100/probes/session14/read-shapes/), 32 KiB x 7 read
+// on one H100, 32 KiB x 7 read
 // 94.4-94.8 % of theoretical against 93.8-94.2 % for 48 KiB x 4; 24, 40 and 56 KiB tiles
 // or fewer bytes in flight (32 KiB x 4-5) read 92.8-93.5 %.
 inline constexpr int kBulkStages = 7;
 inline constexpr int kBulkTileBytes = 32 * 1024;
 inline constexpr int kBulkThreads = 512;
 // Bulk copies start and end on 128-byte lines: 4 GB in equal tiles of 49,104 bytes (16-byte
-// multiples) read at 87.4 % of theoretical, in 49,024-byte ones at 93.0-93.5 %
-// (results/h100/probes/read-bulk-split.txt, with 48 KiB tiles).
+// multiples) read at 87.4 % of theoretical, in 49,024-byte ones at 93.0-93.5 % (on an H100,
+// with 48 KiB tiles).
 inline constexpr int kBulkAlign = 128;
 
 // How read_bulk deals `bytes` to `blocks`: `rounds` whole tiles each (tile t of block b at

@@ -12,7 +12,7 @@ namespace {
 // One block per kCopyThreads * Unroll words, no grid-stride loop: on an H100 a grid of
 // short-lived 1024-thread blocks copied 1-2% faster than persistent blocks striding over
 // the data (which lost 8%), the loads bypass L1 and the stores are marked streaming so
-// the data passes through L2 without displacing anything (results/h100/probes/streaming-kernels.txt).
+// the data passes through L2 without displacing anything.
 // A thread's Unroll words sit blockDim.x apart: each load instruction of a warp covers
 // 512 consecutive bytes. All loads are issued before any store.
 template <int Unroll>

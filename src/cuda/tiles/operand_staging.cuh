@@ -5,10 +5,9 @@
 // reads consecutive elements: coalesced) and written in 16-byte stores. Measured on an H100
 // for a 4095 x 4095 bf16 matrix: 31 us against cudaMemcpy2DAsync's 53 us in a bench run,
 // 22 us under Nsight Compute with its cache flush (3.0 TB/s of traffic; reading aligned
-// words and shifting them into place gained 1 us, so the copy stays this simple:
-// results/h100/tuning.md). Both operands in one grid took 51 us where the L2 was left dirty
-// by the kernel before (Nsight Compute without cache control, session 9): part of that is
-// writing those lines back.
+// words and shifting them into place gained 1 us, so the copy stays this simple). Both
+// operands in one grid took 51 us where the L2 was left dirty by the kernel before (Nsight
+// Compute without cache control): part of that is writing those lines back.
 //
 // K-major (stage_k_major): operands rewritten K-major for the tf32 tensor cores, which read
 // A and B only with K contiguous: op(X) (rows x k, either orientation, any ld) is copied through a padded
@@ -108,7 +107,7 @@ struct RepitchJob {
 // runs, take SMs as they free up and wait in cudaGridDependencySynchronize() for the whole
 // copy to finish and be visible, so the launch latency hides behind the copy's tail.
 // (Reading the source with an evict-first hint, so that the copy's output outlives it in L2,
-// measured no faster: 53 against 51 us for both 4095^2 bf16 operands, session 9.)
+// measured no faster: 53 against 51 us for both 4095^2 bf16 operands.)
 template <class T>
 __global__ void __launch_bounds__(kRepitchThreads) repitch_kernel(RepitchJob<T> a, RepitchJob<T> b) {
   cudaTriggerProgrammaticLaunchCompletion();

@@ -20,7 +20,7 @@ namespace gemmlab::cuda {
 // sources all come from the file needs a second cycle. ptxas schedules FFMAs itself (in
 // sweeps of at most 8 that share one operand), but the source order decides how often a
 // sweep starts with nothing cached. Extra read cycles per 2048 FFMAs in the 256 x 128 NN
-// loop (scripts/ffma-banks.py on the SASS, results/h100/tuning.md, session 9):
+// loop, counted by scripts/ffma-banks.py on the SASS:
 //  - Rows: a row of C after another: 420;
 //  - Serpentine: 2 x 2 blocks (a0b0 a1b0 a1b1 a0b1), pairs of b outermost, the pairs of a
 //    swept down and up in turn, so that each block starts with an operand of the last: 209
