@@ -72,7 +72,7 @@ std::string format_csv(const std::vector<Record>& records) {
     for (char& ch : message)
       if (ch == '"') ch = '\'';
     out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.4f},{:.3f},{},{},{},"
+        "{},{},\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.4f},{:.3f},{},{},{},"
         "{},{:.3e},{:.3e},{:.3f},\"{}\"\n",
         r.backend, r.variant, r.config_name, r.dtype, r.anchor ? 1 : 0, r.threads, r.m, r.n, r.k, r.trans, r.layout, r.alpha,
         r.beta, r.lda, r.ldb, r.ldc, r.seed, r.status, r.timing.reps, r.timing.median_ms,

@@ -19,7 +19,7 @@ using nlohmann::json;
 
 // Every field a CSV row carries, in order.
 constexpr const char* kCsvHeader =
-    "backend,variant,dtype,anchor,threads,m,n,k,trans,layout,alpha,beta,lda,ldb,ldc,seed,status,reps,"
+    "backend,variant,configuration,dtype,anchor,threads,m,n,k,trans,layout,alpha,beta,lda,ldb,ldc,seed,status,reps,"
     "median_ms,min_ms,max_ms,spread,gflops,anchor_variant,ratio_to_anchor,verified,passed,"
     "rel_frobenius,max_abs_error,cgma,message";
 // A verified float32 result agrees with the float64 reference to far more than half its
@@ -133,6 +133,29 @@ TEST(CliBench, JsonRecordsTheCacheFlush) {
   }
 }
 
+// Every configuration of a configurable rung runs, verified, and the JSON says which ran.
+TEST(CliBench, EveryNamedConfigurationRunsAndIsRecorded) {
+  const ProgramRun listing = gemmlab({"list", "--backend", "cpu", "--format", "json"});
+  ASSERT_EQ(listing.exit_code, 0) << explain(listing);
+  int runs = 0;
+  for (const auto& v : json::parse(listing.out)) {
+    if (v.at("anchor").get<bool>()) continue;
+    for (const auto& c : v.at("configurations")) {
+      const std::string rung = v.at("name").get<std::string>(), config = c.at("name").get<std::string>();
+      const ProgramRun run = gemmlab(quick({"bench", "--backend", "cpu", "--mnk", "37x29x41", "--variants", rung,
+                                            "--config", config, "--format", "json"}));
+      ASSERT_EQ(run.exit_code, 0) << explain(run);
+      const json doc = parse_json(run);
+      ASSERT_EQ(doc.at("results").size(), 1u) << explain(run);
+      const json& r = doc.at("results").at(0);
+      EXPECT_EQ(r.at("configuration"), config) << explain(run);
+      EXPECT_TRUE(r.at("verification").at("passed").get<bool>()) << explain(run);
+      ++runs;
+    }
+  }
+  EXPECT_GE(runs, 1) << "no CPU rung has named configurations";
+}
+
 TEST(CliBench, CsvHasTheHeaderAndOneRowPerRunAndShape) {
   const std::vector<std::string> ladder = listed_cpu_variants();
   Seeds seeds;
@@ -158,6 +181,9 @@ TEST(CliBench, CsvHasTheHeaderAndOneRowPerRunAndShape) {
     const std::string size = shape == 0 ? "8" : "9";
     EXPECT_EQ(field("backend"), "cpu");
     EXPECT_EQ(field("variant"), ladder[(row - 1) % ladder.size()]);
+    // Quoted: a configuration may hold commas (a CPU block-size spec); here each rung's default.
+    const std::string configuration = field("configuration");
+    EXPECT_TRUE(configuration == "\"\"" || configuration == "\"auto\"") << configuration;
     EXPECT_EQ(field("dtype"), "f32");
     EXPECT_EQ(field("m"), size);
     EXPECT_EQ(field("k"), size);

@@ -48,6 +48,29 @@ TEST(CliList, JsonListsEveryRungWithItsFields) {
   EXPECT_GE(anchors, 1);
 }
 
+TEST(CliList, ConfigsListEachRungsNamedConfigurations) {
+  const ProgramRun json = gemmlab({"list", "--backend", "cpu", "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0) << explain(json);
+  const ProgramRun table = gemmlab({"list", "--backend", "cpu", "--configs"});
+  ASSERT_EQ(table.exit_code, 0) << explain(table);
+  int configurable = 0;
+  for (const auto& v : nlohmann::json::parse(json.out)) {
+    const auto& configs = v.at("configurations");
+    ASSERT_TRUE(configs.is_array()) << v.dump();
+    if (configs.empty()) continue;
+    ++configurable;
+    // The default first; each named with a description, and each in the table.
+    for (const auto& c : configs) {
+      EXPECT_FALSE(c.at("name").get<std::string>().empty()) << v.dump();
+      EXPECT_FALSE(c.at("description").get<std::string>().empty()) << v.dump();
+      EXPECT_NE(table.out.find(c.at("name").get<std::string>()), std::string::npos) << c.dump();
+    }
+    EXPECT_NE(table.out.find(configs.front().at("name").get<std::string>() + " "), std::string::npos);
+  }
+  EXPECT_GE(configurable, 1) << "no CPU rung has named configurations";
+  EXPECT_NE(table.out.find("(default)"), std::string::npos) << explain(table);
+}
+
 TEST(CliList, BackendFilterKeepsOnlyThatBackend) {
   const ProgramRun run = gemmlab({"list", "--backend", "cpu", "--format", "json"});
   ASSERT_EQ(run.exit_code, 0) << explain(run);

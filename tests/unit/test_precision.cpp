@@ -234,7 +234,7 @@ TEST(TensorCoreTolerance, Bf16ResultPassesAndAMissingProductFails) {
 
 TEST(DTypeSelection, F32SelectsTheWholeCpuLadderAndNothingElseSelectsOnTheCpu) {
   bench::Options o;
-  std::vector<const Variant*> selected;
+  std::vector<Variant> selected;
   ASSERT_TRUE(bench::select_variants(o, Backend::Cpu, selected).is_ok());
   EXPECT_EQ(selected.size(), variants(Backend::Cpu).size());
   for (const DType name : {DType::TF32, DType::BF16, DType::F16}) {
@@ -253,7 +253,7 @@ TEST(DTypeSelection, ANamedVariantOfAnotherDTypeIsABadSelection) {
   bench::Options o;
   o.dtype = DType::F32;
   o.variants = {"pipelined", "cublas_bf16"};
-  std::vector<const Variant*> selected;
+  std::vector<Variant> selected;
   const Status s = bench::select_variants(o, Backend::Cuda, selected);
   EXPECT_EQ(s.code(), StatusCode::InvalidValue);
   EXPECT_TRUE(contains(s.message(), "cublas_bf16"));
@@ -274,10 +274,11 @@ TEST(DTypeSelection, EveryDTypeOnCudaHasItsRungsAndOneAnchor) {
   for (const DType name : kDTypeNames) {
     bench::Options o;
     o.dtype = name;
-    std::vector<const Variant*> selected;
+    std::vector<Variant> selected;
     ASSERT_TRUE(bench::select_variants(o, Backend::Cuda, selected).is_ok()) << to_string(name);
     int anchors = 0;
-    for (const Variant* v : selected) {
+    for (const Variant& selected_variant : selected) {
+      const Variant* v = &selected_variant;
       EXPECT_EQ(v->precision(), *precision_for(name)) << v->name;
       EXPECT_TRUE(seen.insert(v->name).second) << v->name << " selected by two dtypes";
       if (v->anchor) {
