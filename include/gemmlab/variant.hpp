@@ -58,6 +58,9 @@ struct NamedConfig {
 
 struct Variant {
   std::string name;        // unique within its backend: "smem_tiled_32"
+  // Its number on the ladder: the number of its file (src/<backend>/ladder/NN_*.cu|cpp) and
+  // of its header comment; 0 for an anchor. `gemmlab list` shows the rungs in this order.
+  int rung = 0;
   Backend backend = Backend::Cpu;
   DType input = DType::F32;
   DType compute = DType::F32;

@@ -22,21 +22,23 @@ int run_list(const std::string& backend, const std::string& format, bool with_co
     else if (b == Backend::Cuda && !cuda_device_present())
       table += "cuda: built, but no CUDA device is present on this machine\n";
     if (list.empty()) continue;
-    table += fmt::format("{:<6} {:<22} {:<6} {:<6} {:<62} {}\n", "backend", "variant", "input",
+    table += fmt::format("{:>4} {:<6} {:<22} {:<6} {:<6} {:<62} {}\n", "rung", "backend", "variant", "input",
                          "math", "technique", "config");
     for (const Variant& v : list) {
-      table += fmt::format("{:<6} {:<22} {:<6} {:<6} {:<62} {}\n", to_string(v.backend), v.name,
+      table += fmt::format("{:>4} {:<6} {:<22} {:<6} {:<6} {:<62} {}\n",
+                           v.rung > 0 ? fmt::format("{:02d}", v.rung) : "-", to_string(v.backend), v.name,
                            to_string(v.input), to_string(v.compute),
                            v.technique, v.config.to_string());
       nlohmann::json configs = nlohmann::json::array();
       for (const NamedConfig& c : v.configs) {
         configs.push_back({{"name", c.name}, {"description", c.description}});
         if (with_configs)
-          table += fmt::format("{:<6}   {:<20} {}{}\n", "", c.name, c.description,
+          table += fmt::format("{:<11}   {:<20} {}{}\n", "", c.name, c.description,
                                c.name == v.config_name ? " (default)" : "");
       }
       doc.push_back({{"backend", to_string(v.backend)},
                      {"name", v.name},
+                     {"rung", v.rung},
                      {"input", to_string(v.input)},
                      {"compute", to_string(v.compute)},
                      {"output", to_string(v.output)},

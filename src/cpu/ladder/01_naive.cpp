@@ -33,6 +33,7 @@ Status run_naive(const GemmProblem& problem, Stream) {
 
 Variant naive_variant() {
   Variant v;
+  v.rung = 1;
   v.name = "naive";
   v.backend = Backend::Cpu;
   v.technique = "ijk triple loop, one float32 dot product per element of C";

@@ -110,6 +110,7 @@ Status run_loop_order(const GemmProblem& problem, Stream) {
 
 Variant loop_order_variant() {
   Variant v;
+  v.rung = 2;
   v.name = "loop_order";
   v.backend = Backend::Cpu;
   v.technique = "loops permuted by seed 002's innermost cost CM (ikj for row-major NN)";

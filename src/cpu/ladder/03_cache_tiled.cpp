@@ -67,6 +67,7 @@ Variant cache_tiled_variant() {
   const CacheSizes& caches = cache_sizes();
   const CacheTiles tiles = cache_tiles(caches);
   Variant v;
+  v.rung = 3;
   v.name = "cache_tiled";
   v.backend = Backend::Cpu;
   v.technique = "strip-mine + permute: B tile (BK, BN) in L2, C row strip in L1 (" + caches.source + ")";

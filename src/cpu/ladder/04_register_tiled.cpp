@@ -139,6 +139,7 @@ Status run_register_tiled(const GemmProblem& problem, Stream) {
 Variant register_tiled_variant() {
   const RegisterTiles tiles = register_tiles(cache_sizes());
   Variant v;
+  v.rung = 4;
   v.name = "register_tiled";
   v.backend = Backend::Cpu;
   v.technique = fmt::format("unroll-and-jam + scalar replacement: {}x{} block of C in registers", kMr, kNr);

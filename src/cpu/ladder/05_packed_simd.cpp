@@ -98,6 +98,7 @@ namespace {
 
 Variant packed_simd(const std::string& config) {
   Variant v;
+  v.rung = 5;
   v.name = "packed_simd";
   v.backend = Backend::Cpu;
   v.technique = fmt::format("packed A/B panels (BLIS 5 loops), {} micro-kernel",

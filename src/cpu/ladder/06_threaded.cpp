@@ -60,6 +60,7 @@ Status run_threaded(const RowMajorGemm& g, const MicroKernel& kernel, const Bloc
 
 Variant threaded(const std::string& config) {
   Variant v;
+  v.rung = 6;
   v.name = "threaded";
   v.backend = Backend::Cpu;
   v.technique = fmt::format("rung 5 on all {} cores: rows x panels thread grid, shared packed B",

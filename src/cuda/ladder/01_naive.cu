@@ -49,6 +49,7 @@ Status kernel_info(const GemmProblem& problem, KernelInfo& out) {
 
 Variant naive_variant() {
   Variant v;
+  v.rung = 1;
   v.name = "naive";
   v.backend = Backend::Cuda;
   v.technique = "one thread per C element, operands from global memory, uncoalesced";

@@ -50,6 +50,7 @@ Status kernel_info(const GemmProblem& problem, KernelInfo& out) {
 
 Variant coalesced_variant() {
   Variant v;
+  v.rung = 2;
   v.name = "coalesced";
   v.backend = Backend::Cuda;
   v.technique = "warp walks a row of C: coalesced B loads and C stores, A broadcast";

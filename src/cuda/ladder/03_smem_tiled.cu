@@ -81,6 +81,7 @@ Traffic smem_tiled_model(const GemmProblem& p, int tile_width, int padding) {
 
 Variant smem_tiled_variant(int tile_width) {
   Variant v;
+  v.rung = 3;
   v.name = tile_width == 16 ? "smem_tiled_16" : "smem_tiled_32";
   v.backend = Backend::Cuda;
   v.technique = "shared-memory tiles loaded together, two barriers per phase";

@@ -16,6 +16,7 @@ constexpr int kPadding = 1;  // one word: shifts each row by one bank
 
 Variant smem_padded_variant() {
   Variant v;
+  v.rung = 4;
   v.name = "smem_padded";
   v.backend = Backend::Cuda;
   v.technique = "shared tiles padded by one column: no bank conflicts on transposed stores";

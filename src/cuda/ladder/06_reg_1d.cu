@@ -73,6 +73,7 @@ Status kernel_info(const GemmProblem& problem, KernelInfo& out) {
 Variant reg_1d_variant() {
   using C = Reg1dConfig;
   Variant v;
+  v.rung = 6;
   v.name = "reg_1d";
   v.backend = Backend::Cuda;
   v.technique = "each thread a TM x 1 strip of C in registers, B element reused TM times";

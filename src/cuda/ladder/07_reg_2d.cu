@@ -80,6 +80,7 @@ Status kernel_info(const GemmProblem& problem, KernelInfo& out) {
 Variant reg_2d_variant() {
   using C = Reg2dConfig;
   Variant v;
+  v.rung = 7;
   v.name = "reg_2d";
   v.backend = Backend::Cuda;
   v.technique = "each thread a TM x TN block of C: outer products from registers";

@@ -101,6 +101,7 @@ Status kernel_info(const GemmProblem& problem, KernelInfo& out) {
 Variant vectorized_variant() {
   using C = VectorizedConfig;
   Variant v;
+  v.rung = 8;
   v.name = "vectorized";
   v.backend = Backend::Cuda;
   v.technique = "float4 global and shared accesses, A transposed in shared memory";

@@ -77,6 +77,7 @@ Status kernel_info(const GemmProblem& problem, KernelInfo& out) {
 Variant warptile_variant() {
   using C = WarptileConfig;
   Variant v;
+  v.rung = 9;
   v.name = "warptile";
   v.backend = Backend::Cuda;
   v.technique = "block -> warp -> thread tiles of 4x4 pieces: conflict-free float4 fragments";

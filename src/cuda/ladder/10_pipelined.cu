@@ -399,6 +399,7 @@ Variant make_variant(Forced forced) {
   // Printed: the forced configuration, or the largest tile the automatic choice takes.
   const PipelinedChoice& shown = forced ? *forced : kChoices.front();
   Variant v;
+  v.rung = 10;
   v.name = "pipelined";
   v.backend = Backend::Cuda;
   v.technique = forced ? std::string("cp.async multi-stage pipeline, grouped block order, ") + forced->name + " tiles"

@@ -439,6 +439,7 @@ template <class T>
 Variant make_variant(DType input, const char* name, Forced forced) {
   const Precision precision = *precision_for(input);
   Variant v;
+  v.rung = 11;
   v.name = name;
   v.backend = Backend::Cuda;
   v.tensor_cores = true;

@@ -1,4 +1,4 @@
-// Rung wgmma_bf16: Hopper's tensor memory accelerator and warpgroup MMA, without warp
+// Rung 12 (cuda), wgmma_bf16: Hopper's tensor memory accelerator and warpgroup MMA, without warp
 // specialisation. The step after mma_sync (11): instead of every thread copying 16-byte
 // chunks with cp.async and every warp loading fragments with ldmatrix, one thread asks the
 // TMA for whole tiles (cp.async.bulk.tensor, completing on an mbarrier with their byte
@@ -235,6 +235,7 @@ Traffic model(const GemmProblem& p) {
 
 Variant wgmma_bf16_variant() {
   Variant v;
+  v.rung = 12;
   v.name = kRung;
   v.backend = Backend::Cuda;
   v.tensor_cores = true;

@@ -1,4 +1,4 @@
-// Rungs wgmma_ws_bf16 and wgmma_ws_f16: bf16 (or f16) A and B, f32 accumulation and C, on
+// Rung 13 (cuda), wgmma_ws_bf16 and wgmma_ws_f16: bf16 (or f16) A and B, f32 accumulation and C, on
 // Hopper's tensor cores fed by the tensor memory accelerator, warps specialised into one
 // producer and two consumer warpgroups, persistent over the tiles (the kernel and its
 // reasoning: src/cuda/hopper/kernel.cuh). The step after wgmma_bf16 (12): the same tiles,
@@ -27,6 +27,7 @@ template <class Element>
 Variant make_variant(DType input, const char* rung, const char* kernel, std::string_view config,
                      const hopper::Options& options) {
   Variant v;
+  v.rung = 13;
   v.name = rung;
   v.backend = Backend::Cuda;
   v.tensor_cores = true;

@@ -1,4 +1,4 @@
-// Rung wgmma_ws_tf32: float32 A, B and C, multiplied on the tensor cores as TF32 (10-bit
+// Rung 14 (cuda), wgmma_ws_tf32: float32 A, B and C, multiplied on the tensor cores as TF32 (10-bit
 // mantissa, products exact in f32, f32 accumulation): the warp-specialised TMA + wgmma
 // pipeline of src/cuda/hopper/kernel.cuh with 32 floats of K per 128-byte row and wgmma
 // m64n256k8. tf32 wgmma reads B K-major only, but A from registers in any layout: an A whose
@@ -32,6 +32,7 @@ Status can_implement(const GemmProblem& p) {
 
 Variant make_variant(std::string_view config, const hopper::Options& options) {
   Variant v;
+  v.rung = 14;
   v.name = kRung;
   v.backend = Backend::Cuda;
   v.tensor_cores = true;

@@ -1,4 +1,4 @@
-// Rung wgmma_3xtf32: float32 A, B and C at float32 accuracy on the TF32 tensor cores.
+// Rung 15 (cuda), wgmma_3xtf32: float32 A, B and C at float32 accuracy on the TF32 tensor cores.
 // Each operand is split once into a tf32 part and the remainder, big = rna(x) and
 // small = x - big (operand_staging.cuh, written K-major as [big | small] rows), and the
 // warp-specialised wgmma_ws pipeline runs three passes over K into the same accumulators:
@@ -45,6 +45,7 @@ constexpr Tolerance kTolerance{.input_u = 0x3p-22, .accumulate_u = 0x2p-24, .out
 
 Variant make_variant(std::string_view config, const hopper::Options& options) {
   Variant v;
+  v.rung = 15;
   v.name = kRung;
   v.backend = Backend::Cuda;
   v.tensor_cores = true;
