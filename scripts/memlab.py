@@ -30,7 +30,7 @@ def load(directory, name):
     path = os.path.join(directory, name)
     with open(path) as f:
         doc = json.load(f)
-    if doc.get("schema_version") not in (1, 2):  # 2: explain results also carry "dtype"
+    if doc.get("schema_version") not in (1, 2, 3):  # 2: explain results also carry "dtype"; 3: "run"
         sys.exit(f"{path}: unsupported schema_version {doc.get('schema_version')}")
     return doc
 
@@ -223,6 +223,9 @@ def main():
     a.add_argument("--out")
     a.set_defaults(func=cmd_plots)
     args = p.parse_args()
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import plot
+    plot.ensure_matplotlib(__file__)
     args.func(args)
 
 

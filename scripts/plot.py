@@ -15,7 +15,28 @@ import json
 import os
 import sys
 
-SCHEMA_VERSIONS = (1, 2)
+# 3 adds "run" (date, command line, host), per-result "noisy", "warnings", time_ms.capped and
+# time_ms.samples; the fields read here mean what they did.
+SCHEMA_VERSIONS = (1, 2, 3)
+
+
+def ensure_matplotlib(script):
+    """Re-runs `script` under a python3 that has matplotlib when this one lacks it (the first
+    python3 on PATH may be a virtual environment or pyenv; install-deps.sh installs
+    python3-matplotlib for the system one)."""
+    try:
+        import matplotlib  # noqa: F401
+        return
+    except ImportError:
+        pass
+    import shutil
+    import subprocess
+    for candidate in ("/usr/bin/python3", shutil.which("python3")):
+        if candidate and os.path.realpath(candidate) != os.path.realpath(sys.executable) and \
+                subprocess.run([candidate, "-c", "import matplotlib"], capture_output=True).returncode == 0:
+            os.execv(candidate, [candidate, os.path.abspath(script)] + sys.argv[1:])
+    sys.exit(f"{os.path.basename(script)}: no python3 with matplotlib "
+             "(scripts/install-deps.sh installs python3-matplotlib)")
 
 
 def load(paths):
@@ -188,6 +209,8 @@ def main():
     t.add_argument("--sizes")
     t.set_defaults(func=cmd_table)
     args = p.parse_args()
+    if args.command == "plot":
+        ensure_matplotlib(__file__)
     args.func(args)
 
 

@@ -21,8 +21,6 @@ import glob
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -36,16 +34,7 @@ MARKER = re.compile(r"<!-- table:(?P<key>[\w./-]+(?::\w+)?)(?P<opts>[^>]*?) -->\
 
 
 def ensure_matplotlib():
-    try:
-        import matplotlib  # noqa: F401
-        return
-    except ImportError:
-        pass
-    for candidate in ("/usr/bin/python3", shutil.which("python3")):
-        if candidate and os.path.realpath(candidate) != os.path.realpath(sys.executable) and \
-                subprocess.run([candidate, "-c", "import matplotlib"], capture_output=True).returncode == 0:
-            os.execv(candidate, [candidate, os.path.abspath(__file__)] + sys.argv[1:])
-    sys.exit("regenerate.py: no python3 with matplotlib (scripts/install-deps.sh installs python3-matplotlib)")
+    plot.ensure_matplotlib(__file__)
 
 
 def plot_device(path, out):

@@ -7,8 +7,10 @@
 #include <cmath>
 #include <limits>
 #include <new>
+#include <stdexcept>
 
 #include "core/element.hpp"
+#include "cpu/thread_pool.hpp"
 #include "core/random.hpp"
 #include "core/reference.hpp"
 #include "gemmlab/gemm.hpp"
@@ -85,72 +87,112 @@ double percentile(std::vector<double> sorted, double q) {
 // repetition of every rung still short of its repetitions (the anchor among them), so the
 // device's slow drifts (an H100's clock follows its power draw: cuBLAS alone moved 655-766
 // TFLOP/s from one minute to the next) fall on the rung and its anchor alike and cancel in
-// their ratio. On a CPU the rungs are timed one after another: OpenBLAS's worker threads
-// spin for a while after each call and would take a core from the next rung of a round.
-// A rung stops on its own rules (min_reps and min_seconds, or floor_reps once past
-// max_seconds, or max_reps).
+// their ratio. On a CPU the rungs are timed one after another by default: OpenBLAS's worker
+// threads spin for a while after each call and would take a core from the next rung of a
+// round. Interleaving on a CPU (Options::interleave, for a shared machine whose speed
+// drifts) runs one untimed call before each timed one, which absorbs that spin.
+// A rung stops on its own rules (min_reps and min_seconds, or max_reps), or when
+// max_seconds caps it; a cap that stops it short of the first rules is recorded.
 //
 // `c_initial`: with beta != 0 every run reads C, so C is restored from this copy before
 // each repetition (outside the timed region); otherwise |beta| > 1 would grow C until it
 // overflows, and the timed runs would compute on infinities.
 struct TimedRung {
-  const Variant* variant;
-  Record* record;
+  const Variant* variant = nullptr;
+  Record* record = nullptr;
+  double estimate_ms = -1;  // one call's time before timing (its verification run); < 0: unknown
   std::vector<double> samples;
   double total_ms = 0;
-  bool wants_more(const Options& o) const {
-    const int reps = static_cast<int>(samples.size());
-    if (reps >= o.max_reps) return false;
-    if (reps >= o.floor_reps && total_ms > o.max_seconds * 1e3) return false;
-    return reps < o.min_reps || total_ms < o.min_seconds * 1e3;
+  bool capped = false;
+
+  int reps() const { return static_cast<int>(samples.size()); }
+  bool satisfied(const Options& o) const { return reps() >= o.min_reps && total_ms >= o.min_seconds * 1e3; }
+  bool wants_more(const Options& o) {
+    if (reps() >= o.max_reps || satisfied(o)) return false;
+    if (o.max_seconds > 0 && reps() >= 1 && total_ms >= o.max_seconds * 1e3) {
+      capped = true;
+      return false;
+    }
+    return true;
+  }
+  // About how many milliseconds of calls this rung has left (its warm-up included); < 0: unknown.
+  double left_ms(const Options& o) const {
+    const double per_call = reps() > 0 ? total_ms / reps() : estimate_ms;
+    if (per_call < 0) return -1;
+    int wanted = std::max(o.min_reps - reps(), 0);
+    if (per_call > 0)
+      wanted = std::max(wanted, static_cast<int>(std::ceil((o.min_seconds * 1e3 - total_ms) / per_call)));
+    wanted = std::min(wanted, o.max_reps - reps());
+    double left = wanted * per_call;
+    if (o.max_seconds > 0) left = std::min(left, std::max(o.max_seconds * 1e3 - total_ms, per_call));
+    if (reps() == 0) left += o.warmup * per_call;
+    return left;
   }
 };
 
-Status summarise(const std::vector<double>& unsorted, Timing& timing) {
-  if (unsorted.empty()) return {StatusCode::InvalidValue, "timing options allow no repetition (max_reps < 1)"};
-  std::vector<double> samples = unsorted;
-  std::sort(samples.begin(), samples.end());
-  timing.reps = static_cast<int>(samples.size());
-  timing.median_ms = percentile(samples, 0.5);
-  timing.min_ms = samples.front();
-  timing.max_ms = samples.back();
-  timing.spread = (percentile(samples, 0.75) - percentile(samples, 0.25)) / timing.median_ms;
-  return Status::ok();
-}
+std::string shape_text(const Shape& s) { return fmt::format("{}x{}x{}", s.m, s.n, s.k); }
 
-// Times every rung of `rungs` (interleaved or in sequence, above); a rung whose launch fails is marked
+// Times every rung of `rungs` (interleaved or in turn, above); a rung whose launch fails is marked
 // as an error in its record and leaves the rounds.
-void time_rungs(const Options& o, Executor& ex, const GemmProblem& problem, const Buffer* c_initial,
-                      std::vector<TimedRung>& rungs) {
+void time_rungs(const Options& o, Executor& ex, const GemmProblem& problem, const Shape& shape,
+                const Buffer* c_initial, std::vector<TimedRung>& rungs) {
   const auto fail = [](TimedRung& t, const Status& s) {
     t.record->status = "error";
     t.record->message = s.describe();
   };
   std::vector<TimedRung*> live;
   for (TimedRung& t : rungs) {
-    t.samples.reserve(static_cast<std::size_t>(std::max(o.max_reps, 0)));
+    t.samples.reserve(static_cast<std::size_t>(std::clamp(o.max_reps, 0, 100000)));
     live.push_back(&t);
   }
-  // Interleaved: one repetition of each live rung per round. In sequence: the first live
+  // Interleaved: one repetition of each live rung per round. In turn: the first live
   // rung until it has its repetitions, then the next.
-  const bool interleave = ex.backend() == Backend::Cuda;
+  const bool interleave = o.interleave.value_or(ex.backend() == Backend::Cuda);
+  const bool rewarm = interleave && ex.backend() == Backend::Cpu;
+  const auto report = [&](const TimedRung& t, const std::vector<TimedRung*>& pending) {
+    if (!o.progress) return;
+    Progress p;
+    p.phase = Progress::Phase::Time;
+    p.variant = t.variant->name;
+    p.shape = shape;
+    p.done = t.reps();
+    p.total = std::max(o.min_reps, t.reps());
+    double left = 0;
+    for (const TimedRung* other : pending) {
+      const double ms = other->left_ms(o);
+      if (ms < 0) {
+        left = -1e3;
+        break;
+      }
+      left += ms;
+    }
+    p.eta_seconds = left * 1e-3;
+    o.progress(p);
+  };
   while (!live.empty()) {
     std::vector<TimedRung*> next;
-    for (TimedRung* t : live) {
+    for (std::size_t i = 0; i < live.size(); ++i) {
+      TimedRung* t = live[i];
       if (!t->wants_more(o)) continue;
       if (!interleave && !next.empty()) {  // an earlier rung is still being timed
         next.push_back(t);
         continue;
       }
       Status s = Status::ok();
-      if (t->samples.empty()) {  // warm-up, just before the rung's first repetition
-        for (int i = 0; s && i < o.warmup; ++i) s = gemm(problem, *t->variant, ex.stream());
+      const std::string name = t->variant->name + " " + shape_text(shape);
+      if (t->samples.empty() || rewarm) {  // warm-up, just before the rung's first repetition
+        const ProfilerRange range(ex, "gemmlab warm-up " + name);
+        const int calls = t->samples.empty() ? o.warmup : 1;
+        for (int w = 0; s && w < calls; ++w) s = gemm(problem, *t->variant, ex.stream());
         if (s) s = ex.synchronize();
       }
       if (s && c_initial) s = ex.copy_within(problem.c.data, c_initial->data(), c_initial->bytes());
       if (s) s = ex.flush_caches(o.flush);
       double ms = 0;
-      if (s) s = ex.time_once([&] { return gemm(problem, *t->variant, ex.stream()); }, ms);
+      if (s) {
+        const ProfilerRange range(ex, "gemmlab time " + name);
+        s = ex.time_once([&] { return gemm(problem, *t->variant, ex.stream()); }, ms);
+      }
       if (!s) {
         fail(*t, s);
         continue;
@@ -158,6 +200,9 @@ void time_rungs(const Options& o, Executor& ex, const GemmProblem& problem, cons
       t->samples.push_back(ms);
       t->total_ms += ms;
       next.push_back(t);
+      std::vector<TimedRung*> pending = next;
+      pending.insert(pending.end(), live.begin() + static_cast<std::ptrdiff_t>(i) + 1, live.end());
+      report(*t, pending);
     }
     live = std::move(next);
   }
@@ -167,13 +212,23 @@ void time_rungs(const Options& o, Executor& ex, const GemmProblem& problem, cons
       fail(t, s);
       continue;
     }
+    t.record->timing.capped = t.capped;
     t.record->timed = true;
     t.record->gflops = t.record->model.flops / (t.record->timing.median_ms * 1e-3) * 1e-9;
   }
 }
 
+// What one shape's run learns for the next: the float64 reference's rate, for its estimate.
+struct RunState {
+  double reference_flops_per_second = 0;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64_t seed,
-                 const std::vector<Variant>& selected, std::vector<Record>& records) {
+                 const std::vector<Variant>& selected, RunState& state, std::vector<Record>& records) {
   const bool ta = o.op_a == Op::T, tb = o.op_b == Op::T;
   const Precision precision = *precision_for(o.dtype);  // select_variants() checked it
   Operand a, b, c;
@@ -214,26 +269,42 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
   GEMMLAB_TRY(validate(problem));
 
   ReferenceResult reference;
-  if (o.verify) {
+  const double flops = 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k);
+  if (o.verify && !o.profile) {
     // The reference reads the very values the device got: A and B in their storage type.
     GemmProblem host = problem;
     host.a.data = const_cast<void*>(a.stored());
     host.b.data = const_cast<void*>(b.stored());
     host.c.data = c.host.data();
-    if (o.progress && static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k) > 5e8)
-      o.progress(fmt::format("float64 reference for {}x{}x{} (seed {})", shape.m, shape.n, shape.k, seed));
-    GEMMLAB_TRY(ex.reference(host, reference));
+    if (o.progress) {
+      Progress p;
+      p.phase = Progress::Phase::Reference;
+      p.shape = shape;
+      p.total = 1;
+      if (state.reference_flops_per_second > 0) p.eta_seconds = flops / state.reference_flops_per_second;
+      o.progress(p);
+    }
+    const auto start = std::chrono::steady_clock::now();
+    {
+      const ProfilerRange range(ex, "gemmlab reference " + shape_text(shape));
+      GEMMLAB_TRY(ex.reference(host, reference));
+    }
+    const double seconds = seconds_since(start);
+    if (seconds > 0 && flops > 0) state.reference_flops_per_second = flops / seconds;
   }
 
   std::vector<float> result(c.host.size());
   std::unique_ptr<Buffer> c_initial;
-  if (o.time && o.beta != 0.0) {
+  if (o.time && !o.profile && o.beta != 0.0) {
     GEMMLAB_TRY(ex.allocate(c.host.size() * sizeof(float), c_initial));
     GEMMLAB_TRY(ex.upload(c_initial->data(), c.host.data(), c.host.size() * sizeof(float)));
   }
   // Rungs that ran without an error (whatever the verification verdict), by record index:
   // the records vector does not move while they are timed.
   std::vector<std::pair<const Variant*, std::size_t>> ran;
+  std::vector<double> call_ms;  // each ran rung's verification call, the first estimate of its timing
+  double verify_seconds = 0;
+  int verified = 0;
   for (const Variant& selected_variant : selected) {
     const Variant* v = &selected_variant;
     Record r;
@@ -263,29 +334,68 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
       records.push_back(std::move(r));
       continue;
     }
-    if (o.progress) o.progress(fmt::format("{} {} {}x{}x{}", r.backend, r.variant, shape.m, shape.n, shape.k));
     Status status = Status::ok();
-    if (o.verify) {
-      status = ex.upload(c.device->data(), c.host.data(), c.host.size() * sizeof(float));
-      if (status) status = gemm(problem, *v, ex.stream());
+    double ms = -1;
+    if (o.profile) {
+      if (o.progress) {
+        Progress p;
+        p.phase = Progress::Phase::Profile;
+        p.variant = v->name;
+        p.shape = shape;
+        o.progress(p);
+      }
+      const ProfilerRange range(ex, "gemmlab profile " + v->name + " " + shape_text(shape));
+      status = gemm(problem, *v, ex.stream());
       if (status) status = ex.synchronize();
+      r.profiled = static_cast<bool>(status);
+    } else if (o.verify) {
+      if (o.progress) {
+        Progress p;
+        p.phase = Progress::Phase::Verify;
+        p.variant = v->name;
+        p.shape = shape;
+        p.done = verified;
+        p.total = static_cast<int>(selected.size());
+        if (verified > 0) p.eta_seconds = verify_seconds / verified * static_cast<double>(selected.size() - verified);
+        o.progress(p);
+      }
+      const auto start = std::chrono::steady_clock::now();
+      status = ex.upload(c.device->data(), c.host.data(), c.host.size() * sizeof(float));
+      if (status) {
+        const ProfilerRange range(ex, "gemmlab verify " + v->name + " " + shape_text(shape));
+        const auto call = std::chrono::steady_clock::now();
+        status = gemm(problem, *v, ex.stream());
+        if (status) status = ex.synchronize();
+        ms = seconds_since(call) * 1e3;
+      }
       if (status) status = ex.download(result.data(), c.device->data(), result.size() * sizeof(float));
       if (status) {
         r.verified = true;
         r.verification = verify(problem, result, c.host, reference, o.beta == 0.0, v->tolerance);
       }
+      verify_seconds += seconds_since(start);
+      ++verified;
     }
     if (!status) {
       r.status = "error";
       r.message = status.describe();
     }
     records.push_back(std::move(r));
-    if (status) ran.push_back({v, records.size() - 1});
+    if (status) {
+      ran.push_back({v, records.size() - 1});
+      call_ms.push_back(ms);
+    }
   }
-  if (o.time) {
+  if (o.time && !o.profile) {
     std::vector<TimedRung> rungs;
-    for (const auto& [v, index] : ran) rungs.push_back({v, &records[index], {}, 0.0});
-    time_rungs(o, ex, problem, c_initial.get(), rungs);
+    for (std::size_t i = 0; i < ran.size(); ++i) {
+      TimedRung t;
+      t.variant = ran[i].first;
+      t.record = &records[ran[i].second];
+      t.estimate_ms = call_ms[i];
+      rungs.push_back(std::move(t));
+    }
+    time_rungs(o, ex, problem, shape, c_initial.get(), rungs);
   }
   if (o.inspect)
     for (const auto& [v, index] : ran)
@@ -294,6 +404,29 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
 }
 
 }  // namespace
+
+std::string_view to_string(Progress::Phase phase) {
+  switch (phase) {
+    case Progress::Phase::Reference: return "reference";
+    case Progress::Phase::Verify: return "verify";
+    case Progress::Phase::Time: return "time";
+    case Progress::Phase::Profile: return "profile";
+  }
+  return "?";
+}
+
+Status summarise(const std::vector<double>& measured, Timing& timing) {
+  if (measured.empty()) return {StatusCode::InvalidValue, "timing options allow no repetition (max_reps < 1)"};
+  std::vector<double> sorted = measured;
+  std::sort(sorted.begin(), sorted.end());
+  timing.reps = static_cast<int>(sorted.size());
+  timing.median_ms = percentile(sorted, 0.5);
+  timing.min_ms = sorted.front();
+  timing.max_ms = sorted.back();
+  timing.spread = timing.median_ms > 0 ? (percentile(sorted, 0.75) - percentile(sorted, 0.25)) / timing.median_ms : 0;
+  timing.samples = measured;
+  return Status::ok();
+}
 
 Status select_variants(const Options& o, Backend backend, std::vector<Variant>& selected) {
   selected.clear();
@@ -347,14 +480,18 @@ Status run(const Options& o, Executor& ex, std::vector<Record>& records) {
   if (selected.empty())
     return {StatusCode::NotSupported, fmt::format("the {} backend has no variants in this build",
                                                   to_string(ex.backend()))};
+  RunState state;
   try {
     for (std::size_t i = 0; i < o.shapes.size(); ++i)
       // Fresh inputs for every shape, replayable from the printed seed.
-      GEMMLAB_TRY(run_shape(o, ex, o.shapes[i], o.seed + i, selected, records));
+      GEMMLAB_TRY(run_shape(o, ex, o.shapes[i], o.seed + i, selected, state, records));
   } catch (const std::bad_alloc&) {
     return {StatusCode::AllocFailed, "host memory ran out building the problem or its reference"};
+  } catch (const std::length_error&) {
+    return {StatusCode::AllocFailed, "the problem is larger than host memory can address"};
   }
   attach_anchor_ratios(records);
+  flag_noise(records, o);
   return Status::ok();
 }
 
@@ -372,6 +509,57 @@ void attach_anchor_ratios(std::vector<Record>& records) {
       r.anchor_variant = best->variant;
       r.ratio_to_anchor = best->timing.median_ms / r.timing.median_ms;
     }
+  }
+}
+
+}  // namespace gemmlab::bench
+
+namespace gemmlab::bench {
+
+void flag_noise(std::vector<Record>& records, const Options& o) {
+  for (Record& r : records) {
+    if (!r.timed) continue;
+    if (r.timing.spread > o.max_spread) {
+      r.noisy = true;
+      r.warnings.push_back(fmt::format("noisy: repetitions spread {:.1f}% (interquartile range over median), above "
+                                       "--max-spread {:.1f}%",
+                                       100 * r.timing.spread, 100 * o.max_spread));
+    }
+    if (r.timing.capped) {
+      r.noisy = true;
+      r.warnings.push_back(fmt::format("capped: {} repetitions of the {} asked, --max-time {:g} s cut the timing short",
+                                       r.timing.reps, o.min_reps, o.max_seconds));
+    }
+  }
+  // A multi-thread anchor (threads 0: all cores) against its single-thread twin of the same
+  // problem, where the twin takes long enough (kMinThreadedTwinMs) for threads to pay.
+  for (Record& r : records) {
+    if (!r.anchor || !r.timed || r.threads == 1 || (r.threads == 0 && cpu::usable_cores() < 2)) continue;
+    for (const Record& twin : records) {
+      if (!twin.anchor || !twin.timed || twin.threads != 1 || twin.backend != r.backend || twin.dtype != r.dtype ||
+          twin.m != r.m || twin.n != r.n || twin.k != r.k || twin.trans != r.trans || twin.layout != r.layout)
+        continue;
+      if (twin.timing.median_ms < kMinThreadedTwinMs) break;
+      const double speedup = twin.timing.median_ms / r.timing.median_ms;
+      if (speedup < kMinThreadSpeedup) {
+        r.noisy = true;
+        r.warnings.push_back(fmt::format("suspect: on {} threads no faster than {} ({:.2f}x); another load on the "
+                                         "cores? ratios against it are not to be trusted",
+                                         r.threads > 0 ? r.threads : cpu::usable_cores(), twin.variant, speedup));
+      }
+      break;
+    }
+  }
+  // A ratio is only as good as its anchor.
+  for (Record& r : records) {
+    if (r.anchor || !r.ratio_to_anchor) continue;
+    for (const Record& a : records)
+      if (a.anchor && a.noisy && a.variant == r.anchor_variant && a.backend == r.backend && a.dtype == r.dtype &&
+          a.m == r.m && a.n == r.n && a.k == r.k && a.trans == r.trans && a.layout == r.layout) {
+        r.noisy = true;
+        r.warnings.push_back(fmt::format("anchor {} is flagged: its ratio is not to be trusted", a.variant));
+        break;
+      }
   }
 }
 

@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/executor.hpp"
@@ -20,6 +21,18 @@ struct Record;
 struct Shape {
   std::int64_t m, n, k;
 };
+
+// What a long run is doing now, for a progress line: the phase, the rung and the problem, how
+// far the phase has come and about how long it has left.
+struct Progress {
+  enum class Phase { Reference, Verify, Time, Profile };
+  Phase phase = Phase::Reference;
+  std::string variant;  // empty for the reference
+  Shape shape{0, 0, 0};
+  int done = 0, total = 0;   // rungs verified of the shape's; repetitions timed of those wanted
+  double eta_seconds = -1;   // what this phase of this shape has left; < 0: not known yet
+};
+std::string_view to_string(Progress::Phase phase);
 
 struct Options {
   // The --dtype name (types.hpp, precision_for): how A and B are stored and multiplied.
@@ -36,15 +49,25 @@ struct Options {
   std::uint64_t seed = 0;
   bool verify = true;
   bool time = true;
+  // Run each rung once, untimed and unverified, inside a named range, for a profiler.
+  bool profile = false;
   int warmup = 2;
+  // Repetitions: each rung runs at least min_reps times and for at least min_seconds, at most
+  // max_reps times; max_seconds > 0 caps a rung's timed time (at least one repetition runs),
+  // and a rung it stops short of min_reps or min_seconds is recorded as capped.
   int min_reps = 10;
   int max_reps = 1000;
-  int floor_reps = 3;              // a slow rung stops after max_seconds once it has these
   double min_seconds = 0.25;
-  double max_seconds = 3.0;
+  double max_seconds = 0;  // 0: no cap
+  // Interleaved timing (one repetition of every rung per round, the anchor among them) or
+  // each rung in turn; empty: interleaved on a GPU, in turn on a CPU (see time_rungs).
+  std::optional<bool> interleave;
+  // A timed result whose repetitions spread (interquartile range over median) more than this
+  // is flagged noisy.
+  double max_spread = 0.10;
   CacheFlush flush = CacheFlush::Clean;  // before every timed repetition (executor.hpp)
-  // Progress for runs longer than a few seconds: the CLI prints it on stderr.
-  std::function<void(const std::string&)> progress;
+  // Called at the start of every phase and after every timed repetition.
+  std::function<void(const Progress&)> progress;
   // Called once per rung and shape that ran without error, after its timing, while the
   // problem's data is still allocated (explain reads kernel attributes here).
   std::function<void(const GemmProblem&, const Variant&, const Record&)> inspect;
@@ -54,7 +77,16 @@ struct Timing {
   int reps = 0;
   double median_ms = 0, min_ms = 0, max_ms = 0;
   double spread = 0;  // interquartile range over the median
+  bool capped = false;           // max_seconds stopped it short of min_reps or min_seconds
+  std::vector<double> samples;   // every repetition in milliseconds, in the order they ran
 };
+
+// A multi-thread anchor whose single-thread twin's median time is less than this many times
+// its own is "no faster" than the twin: something else had the cores.
+inline constexpr double kMinThreadSpeedup = 1.1;
+// ... on problems its single-thread twin takes at least this long for (below it, OpenBLAS
+// itself runs on one thread).
+inline constexpr double kMinThreadedTwinMs = 1.0;
 
 struct Record {
   std::string backend, variant, technique, config;
@@ -72,7 +104,12 @@ struct Record {
   bool verified = false;
   Verification verification;
   bool timed = false;
+  bool profiled = false;  // ran once for a profiler (Options::profile)
   Timing timing;
+  // Why a measurement should not be taken at its word: a spread above max_spread, a capped
+  // timing, a multi-thread anchor no faster than its single-thread twin, a ratio to such an anchor.
+  bool noisy = false;
+  std::vector<std::string> warnings;
   double gflops = 0;
   std::string anchor_variant;           // which anchor the ratio is against
   std::optional<double> ratio_to_anchor;  // anchor time / this time: > 1 is faster
@@ -95,5 +132,13 @@ Status select_variants(const Options& options, Backend backend, std::vector<Vari
 // Finds the anchor for each record (same backend, dtype and shape; for CPU rungs the
 // anchor with the same thread count) and fills ratio_to_anchor.
 void attach_anchor_ratios(std::vector<Record>& records);
+
+// Flags noise (see Record::warnings): spreads above max_spread, capped timings, a multi-thread
+// anchor that its single-thread twin's time shows no faster (kMinThreadSpeedup), and the
+// ratios of rungs to a flagged anchor. Call after attach_anchor_ratios.
+void flag_noise(std::vector<Record>& records, const Options& options);
+
+// Median, min, max, spread and the samples themselves of `samples` (in the order they ran).
+Status summarise(const std::vector<double>& samples, Timing& timing);
 
 }  // namespace gemmlab::bench

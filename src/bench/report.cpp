@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <ctime>
 #include <map>
 
 #include "core/build_info.hpp"
@@ -12,8 +14,11 @@ namespace {
 std::string verdict(const Record& r) {
   if (r.status == "skipped") return "skipped: " + r.message;
   if (r.status == "error") return "ERROR: " + r.message;
-  if (!r.verified) return "not verified";
-  return r.verification.passed ? "ok" : r.verification.summary();
+  if (r.profiled) return "profiled (ran once, untimed, not verified)";
+  std::string text = !r.verified ? "not verified" : r.verification.passed ? "ok" : r.verification.summary();
+  // Noise after the verdict, one word per kind (the warnings below the table say more).
+  for (const std::string& w : r.warnings) text += " [" + w.substr(0, w.find(':')) + "]";
+  return text;
 }
 
 std::string shorten(const std::string& text, std::size_t width) {
@@ -59,7 +64,21 @@ std::string format_table(const std::vector<Record>& records, const RunContext& c
     out += fmt::format("  {:<22} {:<44} {:>10} {:>9} {:>11} {:>9}  {}\n", name,
                        shorten(r.technique, 44), rate, ratio, ms, err, verdict(r));
   }
+  std::string warnings;
+  for (const Record& r : records)
+    for (const std::string& w : r.warnings)
+      warnings += fmt::format("  {} {}x{}x{}: {}\n", r.variant, r.m, r.n, r.k, w);
+  if (!warnings.empty()) out += "\nwarnings (measurements not to be taken at their word):\n" + warnings;
   return out;
+}
+
+std::string utc_now() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
 }
 
 std::string format_csv(const std::vector<Record>& records) {
@@ -101,22 +120,32 @@ nlohmann::json to_json(const std::vector<Record>& records, const RunContext& con
         {"cxx_compiler", build.cxx_compiler},
         {"cuda_compiler", build.cuda_compiler},
         {"cuda_architectures", build.cuda_architectures}}},
+      {"run", {{"date", context.date}, {"command_line", context.command_line}, {"host", context.host}}},
       {"backend", context.backend},
       {"device", device},
-      {"settings",
-       {{"dtype", to_string(o.dtype)},
-        {"trans", fmt::format("{}{}", to_string(o.op_a), to_string(o.op_b))},
-        {"layout", to_string(o.layout)},
-        {"alpha", o.alpha},
-        {"beta", o.beta},
-        {"ld_padding", o.ld_padding},
-        {"seed", o.seed},
-        {"verify", o.verify},
-        {"warmup", o.warmup},
-        {"min_reps", o.min_reps},
-        {"min_seconds", o.min_seconds},
-        {"l2_flush", to_string(o.flush)}}},
   };
+  // Only the settings that applied to this run.
+  json settings = {{"dtype", to_string(o.dtype)},
+                   {"trans", fmt::format("{}{}", to_string(o.op_a), to_string(o.op_b))},
+                   {"layout", to_string(o.layout)},
+                   {"alpha", o.alpha},
+                   {"beta", o.beta},
+                   {"ld_padding", o.ld_padding},
+                   {"seed", o.seed},
+                   {"verify", o.verify && !o.profile}};
+  if (o.profile) settings["profile"] = true;
+  if (o.time && !o.profile) {
+    settings["warmup"] = o.warmup;
+    settings["min_reps"] = o.min_reps;
+    settings["max_reps"] = o.max_reps;
+    settings["min_seconds"] = o.min_seconds;
+    settings["max_seconds"] = o.max_seconds > 0 ? json(o.max_seconds) : json(nullptr);
+    settings["max_spread"] = o.max_spread;
+    settings["interleaved"] = o.interleave.value_or(context.backend == "cuda");
+    // The CPU executor flushes nothing: a CPU run records no flush.
+    if (context.backend == "cuda") settings["l2_flush"] = to_string(o.flush);
+  }
+  doc["settings"] = std::move(settings);
   json results = json::array();
   for (const Record& r : records) {
     json item = {
@@ -150,9 +179,14 @@ nlohmann::json to_json(const std::vector<Record>& records, const RunContext& con
                          {"min", r.timing.min_ms},
                          {"max", r.timing.max_ms},
                          {"spread", r.timing.spread},
-                         {"reps", r.timing.reps}};
+                         {"reps", r.timing.reps},
+                         {"capped", r.timing.capped}};
+      if (context.samples) item["time_ms"]["samples"] = r.timing.samples;
       item["gflops"] = r.gflops;
+      item["noisy"] = r.noisy;
     }
+    if (!r.warnings.empty()) item["warnings"] = r.warnings;
+    if (r.profiled) item["profiled"] = true;
     if (r.ratio_to_anchor) {
       item["anchor_variant"] = r.anchor_variant;
       item["ratio_to_anchor"] = *r.ratio_to_anchor;

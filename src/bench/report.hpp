@@ -14,14 +14,25 @@ namespace gemmlab::bench {
 // Version of the JSON layout below; raise it when a field changes meaning or goes away.
 // 2: every result and the settings carry "dtype" (f32, tf32, bf16, f16), and
 // ratio_to_anchor is against the anchor of the same dtype; version 1 was f32 throughout.
-inline constexpr int kSchemaVersion = 2;
+// 3: "run" (date, command line, host); settings only where they applied (l2_flush on a GPU
+// only), max_seconds, max_spread, interleaved; min_reps is honoured (no silent floor of 3);
+// each timed result carries "noisy", its "warnings", time_ms.capped and, with --samples,
+// time_ms.samples.
+inline constexpr int kSchemaVersion = 3;
 
 struct RunContext {
   std::string command;  // "bench" or "verify"
   std::string backend;
   std::vector<std::pair<std::string, std::string>> device;  // Executor::describe()
   Options options;
+  std::string command_line;  // as typed, quoted for a shell
+  std::string date;          // when the run started, ISO 8601 UTC
+  std::string host;          // the machine's name
+  bool samples = false;      // every repetition's time in the JSON
 };
+
+// Now, as ISO 8601 UTC (2025-01-31T12:00:00Z).
+std::string utc_now();
 
 std::string format_table(const std::vector<Record>& records, const RunContext& context);
 std::string format_csv(const std::vector<Record>& records);

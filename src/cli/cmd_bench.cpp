@@ -1,9 +1,11 @@
 // gemmlab bench and gemmlab verify: select, run through the harness, report.
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cmath>
 #include <cstdio>
-#include <fstream>
 
 #include "bench/explain.hpp"
 #include "bench/harness.hpp"
@@ -11,6 +13,8 @@
 #include "bench/report.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "cli/output_file.hpp"
+#include "core/host_info.hpp"
 #include "core/random.hpp"
 #include "gemmlab/registry.hpp"
 
@@ -24,8 +28,10 @@ constexpr std::int64_t kDefaultCudaSize = 4096;
 const std::vector<bench::Shape> kVerifyShapes = {
     {1, 1, 1}, {127, 131, 257}, {64, 64, 1}, {33, 65, 129}, {1000, 513, 77}, {255, 1, 63}, {1, 300, 31},
 };
-// Progress goes to stderr once a run has taken this long.
+// On a terminal, progress goes to stderr once a run has taken this long (--progress: at once).
 constexpr double kProgressAfterSeconds = 2.0;
+// A timing progress line at most this often.
+constexpr double kProgressInterval = 1.0;
 
 Backend pick_backend(const std::string& text) {
   if (text == "auto") return cuda_device_present() ? Backend::Cuda : Backend::Cpu;
@@ -55,48 +61,145 @@ void check_selection(const bench::Options& o, Backend backend) {
   if (Status s = bench::select_variants(o, backend, selected); !s) throw UsageError{s.message()};
 }
 
+CLI::Validator finite_range(double low, double high) {
+  return CLI::Validator(
+      [low, high](std::string& text) -> std::string {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value) || !std::isfinite(value) || value < low || value > high)
+          return fmt::format("'{}' must be a finite number from {:g} to {:g}", text, low, high);
+        return {};
+      },
+      fmt::format("FINITE in [{:g} - {:g}]", low, high));
+}
+
+void print_seed_line(std::uint64_t seed, const std::string& command_line, bool seed_given) {
+  fmt::print(stderr, "seed {} | {}{}\n", seed, command_line, seed_given ? "" : fmt::format(" --seed {}", seed));
+}
+
+std::function<void(const bench::Progress&)> progress_printer(bool forced) {
+  if (!forced && !::isatty(STDERR_FILENO)) return {};
+  struct State {
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    double last_time_line = -1e9;
+  };
+  auto state = std::make_shared<State>();
+  return [forced, state](const bench::Progress& p) {
+    const double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - state->start).count();
+    if (!forced && now < kProgressAfterSeconds) return;
+    if (p.phase == bench::Progress::Phase::Time) {
+      // A rung's first repetition, then at most one line a second.
+      if (p.done > 1 && now - state->last_time_line < kProgressInterval) return;
+      state->last_time_line = now;
+    }
+    const std::string shape = fmt::format("{}x{}x{}", p.shape.m, p.shape.n, p.shape.k);
+    std::string what;
+    switch (p.phase) {
+      case bench::Progress::Phase::Reference: what = fmt::format("reference {} (float64)", shape); break;
+      case bench::Progress::Phase::Verify:
+        what = fmt::format("verify {} {} (rung {} of {})", p.variant, shape, p.done + 1, p.total);
+        break;
+      case bench::Progress::Phase::Time:
+        what = fmt::format("time {} {}: {} of {} repetitions", p.variant, shape, p.done, p.total);
+        break;
+      case bench::Progress::Phase::Profile: what = fmt::format("profile {} {}", p.variant, shape); break;
+    }
+    const std::string left = p.eta_seconds < 0   ? "time left not known yet"
+                             : p.eta_seconds < 1 ? "under a second left in this phase"
+                                                 : fmt::format("about {:.0f} s left in this phase", std::ceil(p.eta_seconds));
+    fmt::print(stderr, "[{:7.1f} s] {}, {}\n", now, what, left);
+  };
+}
+
 void add_selection_options(CLI::App& c, SelectionArgs& a, bool timing_options) {
+  const auto text = [&c](const std::string& name, std::optional<std::string>& target, const std::string& help) {
+    return c.add_option_function<std::string>(name, [&target](const std::string& v) { target = v; }, help);
+  };
   c.add_option("--backend", a.backend, "cpu, cuda or auto (cuda when a GPU is present)");
   add_dtype_option(c, a.dtype);
-  c.add_option("--variants", a.variants, "Comma-separated variant names within the backend");
+  text("--variants", a.variants, "Comma-separated variant names within the backend");
   c.add_option("--config", a.config,
                "Named configuration every rung of --variants runs (gemmlab list --configs shows them; "
                "default: each rung's first, usually auto)");
-  c.add_option("--sizes", a.sizes, "Square sizes, e.g. 512,1024")->excludes(
-      c.add_option("--mnk", a.mnk, "Shapes MxNxK, e.g. 1000x513x77,64x64x1"));
+  text("--sizes", a.sizes, "Square sizes, e.g. 512,1024")
+      ->excludes(text("--mnk", a.mnk, "Shapes MxNxK, e.g. 1000x513x77,64x64x1"));
   c.add_option("--trans", a.trans, "op(A)op(B): NN, NT, TN or TT");
   c.add_option("--layout", a.layout, "row or col (storage of A, B and C)")
       ->check(CLI::IsMember({"row", "col"}));
-  c.add_option("--alpha", a.alpha, "alpha");
-  c.add_option("--beta", a.beta, "beta (0: C is not read)");
+  text("--alpha", a.alpha, "alpha: finite, |alpha| <= 3.4e38 (default 1)");
+  text("--beta", a.beta, "beta: finite, |beta| <= 3.4e38 (default 0: C is not read)");
   c.add_option("--pad", a.pad, "Extra elements in every leading dimension")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 20));
-  c.add_option("--seed", a.seed, "Seed of the random inputs (default: fresh, printed)");
+  text("--seed", a.seed, "Seed of the random inputs, 0 to 2^64-1 (default: fresh, printed)");
   c.add_option("--format", a.format, "table, csv or json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
-  c.add_option("--output", a.output, "Write the report to this file instead of stdout");
+  c.add_option("--output", a.output,
+               "Write the report to this file instead of stdout (written whole: an existing file is replaced "
+               "only once the report is complete)");
+  c.add_flag("--progress", a.progress, "Progress lines on stderr even when it is not a terminal");
+  c.add_flag("--dry-run", a.dry_run, "Check the command line, say what would run, and stop");
   if (timing_options) {
-    c.add_option("--reps", a.reps, "Minimum timed repetitions")->check(CLI::Range(1, 100000));
-    c.add_option("--warmup", a.warmup, "Untimed runs before timing")->check(CLI::Range(0, 1000));
-    c.add_option("--min-time", a.min_time, "Minimum seconds of timed runs per variant")
-        ->check(CLI::Range(0.0, 600.0));
-    c.add_option("--l2-flush", a.l2_flush,
-                 "GPU L2 before each repetition: clean (default; operands evicted, no dirty lines), write "
-                 "(evicted by a memset, as nvbench and Triton do; its dirty lines are written back inside "
-                 "the timed kernel) or none (warm)")
-        ->check(CLI::IsMember({"clean", "write", "none"}));
+    CLI::Option* reps = c.add_option("--reps", a.reps, "Minimum timed repetitions of every rung (default 10)")
+                            ->check(CLI::Range(1, 100000));
+    CLI::Option* warmup = c.add_option("--warmup", a.warmup, "Untimed runs before timing (default 2)")
+                              ->check(CLI::Range(0, 1000));
+    CLI::Option* min_time = c.add_option("--min-time", a.min_time, "Minimum seconds of timed runs per rung (default 0.25)")
+                                ->check(finite_range(0.0, 600.0));
+    CLI::Option* max_time =
+        c.add_option("--max-time", a.max_time,
+                     "Cap in seconds on a rung's timed runs: a rung it stops before --reps is reported (default: none)")
+            ->check(finite_range(0.001, 86400.0));
+    CLI::Option* max_spread =
+        c.add_option("--max-spread", a.max_spread,
+                     "Percent spread (interquartile range over median) above which a result is flagged noisy "
+                     "(default 10)")
+            ->check(finite_range(0.0, 1000.0));
+    CLI::Option* interleave =
+        c.add_option("--interleave", a.interleave,
+                     "Time the rungs and the anchor in rounds of one repetition each: on, off or auto (default: "
+                     "on for cuda, off for cpu)")
+            ->check(CLI::IsMember({"auto", "on", "off"}));
+    CLI::Option* flush = text("--l2-flush", a.l2_flush,
+                              "GPU L2 before each repetition: clean (default; operands evicted, no dirty lines), write "
+                              "(evicted by a memset, as nvbench and Triton do; its dirty lines are written back inside "
+                              "the timed kernel) or none (warm). CUDA only")
+                             ->check(CLI::IsMember({"clean", "write", "none"}));
+    CLI::Option* samples = c.add_flag("--samples", a.samples, "Every repetition's time in the JSON (time_ms.samples)");
     c.add_flag("--no-verify", a.no_verify, "Skip verification (timing only)");
-    c.add_flag("--explain", a.explain, "Print each rung's model, roofline bound and occupancy beside it");
+    CLI::Option* explain =
+        c.add_flag("--explain", a.explain, "Print each rung's model, roofline bound and occupancy beside it");
+    CLI::Option* profile =
+        c.add_flag("--profile", a.profile,
+                   "Run each selected rung once, untimed and unverified, inside NVTX ranges, for nsys or ncu");
+    for (CLI::Option* timing : {reps, warmup, min_time, max_time, max_spread, interleave, flush, samples, explain})
+      profile->excludes(timing);
   }
+}
+
+namespace {
+
+// Today's JSON records no flush for a CPU run; a flush asked of one cannot be honoured.
+void check_flush_applies(const SelectionArgs& args, Backend backend) {
+  if (args.l2_flush && backend != Backend::Cuda)
+    throw UsageError{fmt::format("--l2-flush {} applies to the GPU's L2; the {} backend times warm caches and "
+                                 "flushes nothing (drop --l2-flush, or use --backend cuda)",
+                                 *args.l2_flush, to_string(backend))};
+}
+
+}  // namespace
+
+std::string shapes_text(const std::vector<bench::Shape>& shapes) {
+  std::string text;
+  for (const bench::Shape& s : shapes) text += fmt::format("{}{}x{}x{}", text.empty() ? "" : ", ", s.m, s.n, s.k);
+  return text;
 }
 
 int run_bench(const SelectionArgs& args, bool verify_only) {
   const Backend backend = pick_backend(args.backend);
   bench::Options o;
-  if (!args.variants.empty()) o.variants = parse_names(args.variants);
+  if (args.variants) o.variants = parse_names(*args.variants);
   o.config = args.config;
-  if (!args.sizes.empty()) o.shapes = parse_sizes(args.sizes);
-  else if (!args.mnk.empty()) o.shapes = parse_mnk(args.mnk);
+  if (args.sizes) o.shapes = parse_sizes(*args.sizes);
+  else if (args.mnk) o.shapes = parse_mnk(*args.mnk);
   else if (verify_only) o.shapes = kVerifyShapes;
   else {
     const std::int64_t n = backend == Backend::Cuda ? kDefaultCudaSize : kDefaultCpuSize;
@@ -105,19 +208,31 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
   parse_trans(args.trans, o.op_a, o.op_b);
   o.layout = *parse_layout(args.layout);
   o.dtype = *parse_dtype(args.dtype);  // CLI11 checked the name
-  o.alpha = args.alpha;
-  o.beta = args.beta;
+  if (args.alpha) o.alpha = parse_scalar("--alpha", *args.alpha);
+  if (args.beta) o.beta = parse_scalar("--beta", *args.beta);
   o.ld_padding = args.pad;
-  o.seed = args.seed != 0 ? args.seed : fresh_seed();
-  o.verify = !args.no_verify;
-  o.time = !verify_only;
+  const bool seed_given = args.seed.has_value();
+  o.seed = seed_given ? parse_seed(*args.seed) : fresh_seed();
+  o.profile = args.profile;
+  o.verify = !args.no_verify && !args.profile;
+  o.time = !verify_only && !args.profile;
   if (args.reps > 0) {
     o.min_reps = args.reps;
     o.max_reps = std::max(o.max_reps, args.reps);
   }
   if (args.warmup >= 0) o.warmup = args.warmup;
   if (args.min_time >= 0) o.min_seconds = args.min_time;
-  o.flush = *parse_cache_flush(args.l2_flush);  // CLI11 checked the name
+  if (args.max_time > 0) o.max_seconds = args.max_time;
+  if (args.max_spread >= 0) o.max_spread = args.max_spread / 100;
+  if (args.interleave != "auto") o.interleave = args.interleave == "on";
+  if (args.l2_flush) o.flush = *parse_cache_flush(*args.l2_flush);  // CLI11 checked the name
+  check_flush_applies(args, backend);
+  if (args.samples && args.format != "json")
+    throw UsageError{fmt::format("--samples: the samples are written to the JSON report; add --format json "
+                                 "(not {})", args.format)};
+  if (args.explain && args.format == "csv")
+    throw UsageError{"--explain prints its models in the table or the JSON; CSV has no place for them "
+                     "(use --format table or json)"};
 
   std::unique_ptr<Executor> executor;
   if (backend == Backend::Cpu) {
@@ -129,28 +244,26 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
   // A misspelt name or a variant of another dtype is a usage error, reported alone:
   // before the seed line is printed and before --output is created.
   check_selection(o, backend);
-
-  // Open the output before running: a bad path should fail before minutes of benchmarking.
-  std::FILE* out = stdout;
-  if (!args.output.empty()) {
-    out = std::fopen(args.output.c_str(), "w");
-    if (!out) {
-      fmt::print(stderr, "gemmlab: cannot write --output '{}'\n", args.output);
-      return kExitFailure;
-    }
+  if (args.dry_run) {
+    std::vector<Variant> selected;
+    (void)bench::select_variants(o, backend, selected);  // check_selection passed
+    std::string names;
+    for (const Variant& v : selected) names += (names.empty() ? "" : ", ") + v.name;
+    fmt::print("gemmlab {} would run on {}: {} {}{} {}: {} on {}{}\n", verify_only ? "verify" : "bench",
+               to_string(backend), to_string(o.dtype), to_string(o.op_a), to_string(o.op_b), to_string(o.layout),
+               names, shapes_text(o.shapes),
+               args.output.empty() ? "" : fmt::format(", report to {}", args.output));
+    return kExitOk;
   }
-  const auto close_output = [&] {
-    if (out != stdout) std::fclose(out);
-  };
 
-  const auto start = std::chrono::steady_clock::now();
-  o.progress = [start](const std::string& what) {
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (seconds >= kProgressAfterSeconds) fmt::print(stderr, "[{:6.1f} s] {}\n", seconds, what);
-  };
-  if (args.format == "table") fmt::print(stderr, "seed {}\n", o.seed);
+  // The output's temporary is made before running: a bad path fails before minutes of benchmarking.
+  OutputFile out;
+  if (!out.open_or_report(args.output)) return kExitFailure;
+  o.progress = progress_printer(args.progress);
+  // Whatever the format: the seed and the command, so a run can be replayed from its log.
+  print_seed_line(o.seed, args.command_line, seed_given);
 
+  const std::string started = bench::utc_now();
   std::vector<bench::Record> records;
   std::vector<bench::Explanation> explanations;
   bench::ExplainContext explain_context;
@@ -159,27 +272,38 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
   for (const bench::Explanation& e : explanations) records.push_back(e.record);
   if (Status s = ran; !s) {
     fmt::print(stderr, "gemmlab: {}\n", s.describe());
-    close_output();
     return s.code() == StatusCode::InvalidValue ? kExitUsage : kExitFailure;
   }
 
-  bench::RunContext context{verify_only ? "verify" : "bench", std::string(to_string(backend)),
-                            executor->describe(), o};
+  bench::RunContext context;
+  context.command = verify_only ? "verify" : "bench";
+  context.backend = std::string(to_string(backend));
+  context.device = executor->describe();
+  context.options = o;
+  context.command_line = args.command_line;
+  context.date = started;
+  context.host = host_info().hostname;
+  context.samples = args.samples;
   if (args.format == "json") {
     nlohmann::json doc = bench::to_json(records, context);
     if (args.explain) bench::attach_explanations(doc, explanations, explain_context);
-    fmt::print(out, "{}\n", doc.dump(2));
+    fmt::print(out.stream(), "{}\n", doc.dump(2));
   } else if (args.format == "csv") {
-    fmt::print(out, "{}", bench::format_csv(records));
+    fmt::print(out.stream(), "{}", bench::format_csv(records));
   } else {
-    fmt::print(out, "{}", bench::format_table(records, context));
-    if (args.explain) fmt::print(out, "{}", bench::format_explain_table(explanations, explain_context));
+    fmt::print(out.stream(), "{}", bench::format_table(records, context));
+    if (args.explain) fmt::print(out.stream(), "{}", bench::format_explain_table(explanations, explain_context));
   }
-  close_output();
+  if (!out.commit_or_report()) return kExitFailure;
 
-  int failures = 0;
-  for (const bench::Record& r : records)
+  int failures = 0, noisy = 0;
+  for (const bench::Record& r : records) {
     if (r.failed()) ++failures;
+    if (!r.warnings.empty()) ++noisy;
+  }
+  if (noisy > 0 && args.format != "table")  // the table lists them itself
+    fmt::print(stderr, "gemmlab: {} of {} results flagged (noisy, capped or a suspect anchor): see their "
+               "\"warnings\"\n", noisy, records.size());
   if (failures > 0) {
     fmt::print(stderr, "gemmlab: {} of {} runs failed (seed {})\n", failures, records.size(), o.seed);
     return kExitFailure;

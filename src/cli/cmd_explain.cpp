@@ -7,6 +7,7 @@
 #include "bench/lab_report.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "cli/output_file.hpp"
 #include "core/random.hpp"
 #include "gemmlab/registry.hpp"
 
@@ -23,14 +24,19 @@ void add_explain_options(CLI::App& c, ExplainArgs& a) {
   c.add_option("--backend", a.backend, "cpu, cuda or auto (cuda when a GPU is present)");
   add_dtype_option(c, a.dtype);
   c.add_option("--config", a.config, "Named configuration of the rung(s) (gemmlab list --configs shows them)");
-  c.add_option("--mnk", a.mnk, "Shapes MxNxK, e.g. 4096x4096x4096 (default: 4096^3 on cuda, 1024^3 on cpu)");
+  c.add_option_function<std::string>(
+      "--mnk", [&a](const std::string& v) { a.mnk = v; },
+      "Shapes MxNxK, e.g. 4096x4096x4096 (default: 4096^3 on cuda, 1024^3 on cpu)");
   c.add_option("--trans", a.trans, "op(A)op(B): NN, NT, TN or TT");
   c.add_option("--layout", a.layout, "row or col")->check(CLI::IsMember({"row", "col"}));
-  c.add_option("--seed", a.seed, "Seed of the random inputs (default: fresh)");
+  c.add_option_function<std::string>(
+      "--seed", [&a](const std::string& v) { a.seed = v; }, "Seed of the random inputs, 0 to 2^64-1 (default: fresh)");
   c.add_option("--reps", a.reps, "Minimum timed repetitions")->check(CLI::Range(1, 100000));
   c.add_option("--format", a.format, "table or json")->check(CLI::IsMember({"table", "json"}));
-  c.add_option("--output", a.output, "Write the report to this file instead of stdout");
+  c.add_option("--output", a.output, "Write the report to this file instead of stdout (written whole)");
   c.add_flag("--no-verify", a.no_verify, "Skip verification (timing only)");
+  c.add_flag("--progress", a.progress, "Progress lines on stderr even when it is not a terminal");
+  c.add_flag("--dry-run", a.dry_run, "Check the command line, say what would run, and stop");
 }
 
 Backend pick_explain_backend(const std::string& text) {
@@ -43,9 +49,9 @@ Backend pick_explain_backend(const std::string& text) {
 int run_explain(const ExplainArgs& args) {
   const Backend backend = pick_explain_backend(args.backend);
   bench::Options o;
-  o.variants = parse_names(args.variants);
+  o.variants = parse_names(args.variants, "explain VARIANT");
   o.config = args.config;
-  if (!args.mnk.empty()) o.shapes = parse_mnk(args.mnk);
+  if (args.mnk) o.shapes = parse_mnk(*args.mnk);
   else {
     const std::int64_t n = backend == Backend::Cuda ? kDefaultCudaSize : kDefaultCpuSize;
     o.shapes = {{n, n, n}};
@@ -53,7 +59,8 @@ int run_explain(const ExplainArgs& args) {
   parse_trans(args.trans, o.op_a, o.op_b);
   o.layout = *parse_layout(args.layout);
   o.dtype = *parse_dtype(args.dtype);  // CLI11 checked the name
-  o.seed = args.seed != 0 ? args.seed : fresh_seed();
+  const bool seed_given = args.seed.has_value();
+  o.seed = seed_given ? parse_seed(*args.seed) : fresh_seed();
   o.verify = !args.no_verify;
   if (args.reps > 0) {
     o.min_reps = args.reps;
@@ -68,31 +75,26 @@ int run_explain(const ExplainArgs& args) {
     fmt::print(stderr, "gemmlab explain: --backend cuda: {}\n", s.describe());
     return kExitFailure;
   }
-  std::FILE* out = stdout;
-  if (!args.output.empty()) {
-    out = std::fopen(args.output.c_str(), "w");
-    if (!out) {
-      fmt::print(stderr, "gemmlab: cannot write --output '{}'\n", args.output);
-      return kExitFailure;
-    }
+  if (args.dry_run) {
+    fmt::print("gemmlab explain would run on {}: {} on {}\n", to_string(backend), args.variants, shapes_text(o.shapes));
+    return kExitOk;
   }
-  const auto close_output = [&] {
-    if (out != stdout) std::fclose(out);
-  };
-  if (args.format == "table") fmt::print(stderr, "seed {}\n", o.seed);
+  OutputFile out;
+  if (!out.open_or_report(args.output)) return kExitFailure;
+  o.progress = progress_printer(args.progress);
+  print_seed_line(o.seed, args.command_line, seed_given);
 
   bench::ExplainContext context;
   std::vector<bench::Explanation> explanations;
   if (Status s = bench::explain(o, *executor, context, explanations); !s) {
     fmt::print(stderr, "gemmlab explain: {}\n", s.describe());
-    close_output();
     return s.code() == StatusCode::InvalidValue ? kExitUsage : kExitFailure;
   }
   if (args.format == "json")
-    fmt::print(out, "{}\n", bench::explain_json(explanations, context).dump(2));
+    fmt::print(out.stream(), "{}\n", bench::explain_json(explanations, context).dump(2));
   else
-    fmt::print(out, "{}", bench::format_explain_table(explanations, context));
-  close_output();
+    fmt::print(out.stream(), "{}", bench::format_explain_table(explanations, context));
+  if (!out.commit_or_report()) return kExitFailure;
   for (const bench::Explanation& e : explanations)
     if (e.record.failed()) {
       fmt::print(stderr, "gemmlab explain: {} failed (seed {})\n", e.record.variant, o.seed);

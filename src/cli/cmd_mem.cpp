@@ -8,6 +8,7 @@
 #include "bench/lab_report.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "cli/output_file.hpp"
 #include "cuda/lab.hpp"
 
 namespace gemmlab::cli {
@@ -20,7 +21,7 @@ int run_mem(const MemArgs& args) {
     return kExitOk;
   }
   cuda::MemOptions o;
-  if (!args.experiments.empty()) o.experiments = parse_names(args.experiments);
+  if (args.experiments) o.experiments = parse_names(*args.experiments, "--experiments");
   if (args.reps > 0) o.timing.reps = args.reps;
   if (args.warmup >= 0) o.timing.warmup = args.warmup;
   const auto start = std::chrono::steady_clock::now();
@@ -29,31 +30,22 @@ int run_mem(const MemArgs& args) {
     fmt::print(stderr, "[{:6.1f} s] {}\n", s, what);
   };
 
-  std::FILE* out = stdout;
-  if (!args.output.empty()) {
-    out = std::fopen(args.output.c_str(), "w");
-    if (!out) {
-      fmt::print(stderr, "gemmlab: cannot write --output '{}'\n", args.output);
-      return kExitFailure;
-    }
-  }
-  const auto close_output = [&] {
-    if (out != stdout) std::fclose(out);
-  };
+  // Written whole, as bench's: an existing file is replaced only by a complete report.
+  OutputFile out;
+  if (!out.open_or_report(args.output)) return kExitFailure;
 
   cuda::MemReport report;
   if (Status s = cuda::run_mem(o, report); !s) {
     fmt::print(stderr, "gemmlab mem: {}\n", s.describe());
-    close_output();
     return s.code() == StatusCode::InvalidValue ? kExitUsage : kExitFailure;
   }
   if (args.format == "json")
-    fmt::print(out, "{}\n", bench::mem_json(report).dump(2));
+    fmt::print(out.stream(), "{}\n", bench::mem_json(report).dump(2));
   else if (args.format == "csv")
-    fmt::print(out, "{}", bench::format_mem_csv(report));
+    fmt::print(out.stream(), "{}", bench::format_mem_csv(report));
   else
-    fmt::print(out, "{}", bench::format_mem_table(report));
-  close_output();
+    fmt::print(out.stream(), "{}", bench::format_mem_table(report));
+  if (!out.commit_or_report()) return kExitFailure;
 
   int failed = 0;
   for (const cuda::MemRow& r : report.rows)

@@ -4,7 +4,10 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "bench/harness.hpp"
 
@@ -12,28 +15,36 @@ namespace gemmlab::cli {
 
 enum ExitCode : int { kExitOk = 0, kExitFailure = 1, kExitUsage = 2 };
 
-// The selection shared by bench and verify.
+// The selection shared by bench and verify. Text values are checked by run_bench, so each
+// error names its flag and the valid range; an absent optional is the flag not given.
 struct SelectionArgs {
+  std::string command_line;  // the whole command line, for the stderr line and the JSON
   std::string backend = "auto";
   std::string dtype = "f32";  // --dtype: f32, tf32, bf16 or f16
-  std::string variants;
+  std::optional<std::string> variants;
   std::string config;  // --config: a named configuration of the rungs in --variants
-  std::string sizes;
-  std::string mnk;
+  std::optional<std::string> sizes;
+  std::optional<std::string> mnk;
   std::string trans = "NN";
   std::string layout = "row";
-  double alpha = 1.0;
-  double beta = 0.0;
+  std::optional<std::string> alpha, beta;
   std::int64_t pad = 0;
-  std::uint64_t seed = 0;  // 0: a fresh seed, printed
+  std::optional<std::string> seed;  // absent: a fresh seed, printed
   int reps = 0;            // 0: the harness's default minimum
   int warmup = -1;         // -1: the harness's default
   double min_time = -1;    // seconds; -1: the harness's default
-  std::string l2_flush = "clean";  // --l2-flush: clean, write or none (CacheFlush)
+  double max_time = 0;     // seconds; 0: no cap
+  double max_spread = -1;  // percent; -1: the harness's default
+  std::string interleave = "auto";  // auto, on or off
+  std::optional<std::string> l2_flush;  // --l2-flush: clean, write or none (CacheFlush); GPU only
   std::string format = "table";
   std::string output;
   bool no_verify = false;
-  bool explain = false;  // bench --explain: the model next to each measurement
+  bool explain = false;   // bench --explain: the model next to each measurement
+  bool samples = false;   // every repetition's time in the JSON
+  bool profile = false;   // each rung once, untimed, for a profiler
+  bool progress = false;  // progress lines on stderr even when it is not a terminal
+  bool dry_run = false;   // check the command line and say what would run, then stop
 };
 
 // gemmlab explain VARIANT.
@@ -42,19 +53,22 @@ struct ExplainArgs {
   std::string config;
   std::string backend = "auto";
   std::string dtype = "f32";
-  std::string mnk;
+  std::optional<std::string> mnk;
   std::string trans = "NN";
   std::string layout = "row";
-  std::uint64_t seed = 0;
+  std::optional<std::string> seed;
   int reps = 0;
   std::string format = "table";
   std::string output;
   bool no_verify = false;
+  bool progress = false;
+  bool dry_run = false;
+  std::string command_line;
 };
 
 // gemmlab mem.
 struct MemArgs {
-  std::string experiments;
+  std::optional<std::string> experiments;
   std::string format = "table";
   std::string output;
   int reps = 0;     // 0: the lab's default
@@ -62,7 +76,24 @@ struct MemArgs {
   bool list = false;
 };
 
+// gemmlab compare OLD.json NEW.json.
+struct CompareArgs {
+  std::string old_path, new_path;
+  std::string format = "table";  // table, markdown or json
+  std::string metric = "auto";   // auto (ratio where both runs have one, else time), ratio or time
+  double threshold = 2;          // percent: a change smaller than this is no change
+  std::string output;
+};
+
 void add_selection_options(CLI::App& command, SelectionArgs& args, bool timing_options);
+// A check for a finite number in [low, high]: CLI11's Range lets NaN through.
+CLI::Validator finite_range(double low, double high);
+// "64x64x64, 1000x513x77"
+std::string shapes_text(const std::vector<bench::Shape>& shapes);
+// The run's first stderr line: its seed and how to replay it.
+void print_seed_line(std::uint64_t seed, const std::string& command_line, bool seed_given);
+// Progress lines on stderr: on a terminal (after the first seconds), or always with `forced`.
+std::function<void(const bench::Progress&)> progress_printer(bool forced);
 // --dtype on `command`, restricted to the names precision_for() knows.
 void add_dtype_option(CLI::App& command, std::string& dtype);
 // The variants `options` selects on `backend` exist and compute its dtype; otherwise a
@@ -77,7 +108,9 @@ int run_bench(const SelectionArgs& args, bool verify_only);
 
 void add_explain_options(CLI::App& command, ExplainArgs& args);
 int run_explain(const ExplainArgs& args);
-int run_device(const std::string& format);
+int run_device(const std::string& format, const std::string& output);
 int run_mem(const MemArgs& args);
+void add_compare_options(CLI::App& command, CompareArgs& args);
+int run_compare(const CompareArgs& args);
 
 }  // namespace gemmlab::cli

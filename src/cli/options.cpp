@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <limits>
 
 namespace gemmlab::cli {
@@ -38,33 +40,90 @@ std::int64_t parse_dimension(const std::string& token, const std::string& contex
 }  // namespace
 
 std::vector<bench::Shape> parse_sizes(const std::string& text) {
+  if (text.empty()) throw UsageError{"--sizes '' is empty: give square sizes such as 512,1024"};
   std::vector<bench::Shape> shapes;
   for (const std::string& token : split(text, ',')) {
     const std::int64_t n = parse_dimension(token, text);
+    for (const bench::Shape& s : shapes)
+      if (s.m == n) throw UsageError{fmt::format("--sizes '{}' names {} twice", text, n)};
     shapes.push_back({n, n, n});
   }
   return shapes;
 }
 
 std::vector<bench::Shape> parse_mnk(const std::string& text) {
+  if (text.empty()) throw UsageError{"--mnk '' is empty: give shapes MxNxK such as 1000x513x77"};
   std::vector<bench::Shape> shapes;
   for (const std::string& token : split(text, ',')) {
     const auto parts = split(token, 'x');
     if (parts.size() != 3)
       throw UsageError{fmt::format("'{}' in --mnk is not MxNxK (e.g. 1000x513x77)", token)};
-    shapes.push_back({parse_dimension(parts[0], token), parse_dimension(parts[1], token),
-                      parse_dimension(parts[2], token)});
+    const bench::Shape shape{parse_dimension(parts[0], token), parse_dimension(parts[1], token),
+                             parse_dimension(parts[2], token)};
+    for (const bench::Shape& s : shapes)
+      if (s.m == shape.m && s.n == shape.n && s.k == shape.k)
+        throw UsageError{fmt::format("--mnk '{}' names {} twice", text, token)};
+    shapes.push_back(shape);
   }
   return shapes;
 }
 
-std::vector<std::string> parse_names(const std::string& text) {
+std::vector<std::string> parse_names(const std::string& text, const std::string& flag) {
+  if (text.empty()) throw UsageError{fmt::format("{} '' is empty: give one or more names, comma-separated", flag)};
   std::vector<std::string> names;
   for (const std::string& token : split(text, ',')) {
-    if (token.empty()) throw UsageError{fmt::format("empty variant name in '{}'", text)};
+    if (token.empty()) throw UsageError{fmt::format("{}: empty name in '{}'", flag, text)};
+    for (const std::string& seen : names)
+      if (seen == token) throw UsageError{fmt::format("{} names '{}' twice", flag, token)};
     names.push_back(token);
   }
   return names;
+}
+
+double parse_scalar(const std::string& flag, const std::string& text) {
+  const auto bad = [&](const char* why) {
+    return UsageError{fmt::format("{} '{}' {}: give a finite number of magnitude at most {:.4g} (it scales "
+                                  "float32 results)",
+                                  flag, text, why, kMaxScalar)};
+  };
+  // strtod, not from_chars: it reads hexadecimal floats too, and "nan"/"inf" so they are named.
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) throw bad("is not a number");
+  const double value = std::strtod(begin, &end);
+  if (end != begin + text.size()) throw bad("is not a number");
+  if (!std::isfinite(value)) throw bad("is not finite");
+  if (std::fabs(value) > kMaxScalar) throw bad("is out of range");
+  return value;
+}
+
+std::uint64_t parse_seed(const std::string& text) {
+  std::uint64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
+    throw UsageError{fmt::format("--seed '{}' is not a whole number from 0 to {}", text,
+                                 std::numeric_limits<std::uint64_t>::max())};
+  return value;
+}
+
+std::string quote_command_line(const std::vector<std::string>& argv) {
+  std::string line;
+  for (const std::string& arg : argv) {
+    if (!line.empty()) line += ' ';
+    const bool plain = !arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                             "0123456789-_=.,/:+@%^") == std::string::npos;
+    if (plain) {
+      line += arg;
+      continue;
+    }
+    line += '\'';
+    for (const char ch : arg) {
+      if (ch == '\'') line += "'\\''";
+      else line += ch;
+    }
+    line += '\'';
+  }
+  return line;
 }
 
 void parse_trans(const std::string& text, Op& op_a, Op& op_b) {

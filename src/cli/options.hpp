@@ -1,6 +1,8 @@
-// Turning command-line text into a bench selection; every error names the bad token.
+// Turning command-line text into a bench selection; every error names the flag, the bad token
+// and what would be valid.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,9 +16,21 @@ struct UsageError {
   std::string message;
 };
 
+// Lists: empty text, an empty item or an item named twice is a UsageError naming `flag`.
 std::vector<bench::Shape> parse_sizes(const std::string& text);  // "512,1024" -> n x n x n
 std::vector<bench::Shape> parse_mnk(const std::string& text);    // "1000x513x77,64x64x1"
-std::vector<std::string> parse_names(const std::string& text);   // "a,b"
+std::vector<std::string> parse_names(const std::string& text, const std::string& flag = "--variants");  // "a,b"
 void parse_trans(const std::string& text, Op& op_a, Op& op_b);   // "NN" | "NT" | "TN" | "TT"
+
+// The largest magnitude --alpha and --beta take: they scale float32 results, so anything
+// above FLT_MAX overflows every element.
+inline constexpr double kMaxScalar = 3.4028234663852886e38;
+// --alpha / --beta: a finite decimal number of magnitude at most kMaxScalar.
+double parse_scalar(const std::string& flag, const std::string& text);
+// --seed: a whole number in [0, 2^64 - 1] (0 is a seed like any other).
+std::uint64_t parse_seed(const std::string& text);
+
+// The command line as a shell would take it back: arguments with spaces or quotes quoted.
+std::string quote_command_line(const std::vector<std::string>& argv);
 
 }  // namespace gemmlab::cli

@@ -78,6 +78,23 @@ class Executor {
   virtual Status reference(const GemmProblem& host_problem, ReferenceResult& out) = 0;
   // Runs `work` once between two timestamps and stores the elapsed milliseconds.
   virtual Status time_once(const std::function<Status()>& work, double& milliseconds) = 0;
+
+  // A named range for profilers (NVTX on the GPU, so nsys and ncu show gemmlab's phases);
+  // nothing on the CPU. Ranges nest; every begin_range has its end_range.
+  virtual void begin_range(const std::string& /*name*/) {}
+  virtual void end_range() {}
+};
+
+// begin_range / end_range for one scope.
+class ProfilerRange {
+ public:
+  ProfilerRange(Executor& executor, const std::string& name) : executor_(executor) { executor_.begin_range(name); }
+  ~ProfilerRange() { executor_.end_range(); }
+  ProfilerRange(const ProfilerRange&) = delete;
+  ProfilerRange& operator=(const ProfilerRange&) = delete;
+
+ private:
+  Executor& executor_;
 };
 
 std::unique_ptr<Executor> make_cpu_executor();

@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include "core/host_info.hpp"
 
 #include <fstream>
@@ -8,6 +10,8 @@ namespace gemmlab {
 
 HostInfo host_info() {
   HostInfo info;
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) == 0) info.hostname = name;
   info.logical_cores = static_cast<int>(std::thread::hardware_concurrency());
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;

@@ -6,6 +6,7 @@
 namespace gemmlab {
 
 struct HostInfo {
+  std::string hostname;  // gethostname(); empty where unreadable
   std::string model;
   int logical_cores = 0;
   double current_mhz = 0;  // as /proc/cpuinfo reads now; 0 where unreadable

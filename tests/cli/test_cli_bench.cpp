@@ -48,11 +48,14 @@ TEST(CliBench, JsonCarriesEverythingAResultNeeds) {
                                   "--reps", std::to_string(kReps), "--seed", std::to_string(kSeed),
                                   "--warmup", "0", "--min-time", "0"});
   ASSERT_EQ(run.exit_code, 0) << explain(run);
-  EXPECT_TRUE(run.err.empty()) << explain(run);  // JSON runs print nothing else
+  // The seed and the command, whatever the format: a log alone can replay the run.
+  ASSERT_GE(run.err_lines().size(), 1u) << explain(run);
+  EXPECT_EQ(run.err_lines()[0].rfind("seed " + std::to_string(kSeed) + " | ", 0), 0u) << explain(run);
+  EXPECT_NE(run.err_lines()[0].find("bench --backend cpu"), std::string::npos) << explain(run);
   const json doc = parse_json(run);
   ASSERT_TRUE(doc.is_object()) << explain(run);
 
-  EXPECT_EQ(doc.at("schema_version"), 2);
+  EXPECT_EQ(doc.at("schema_version"), 3);
   EXPECT_EQ(doc.at("tool"), "gemmlab");
   EXPECT_EQ(doc.at("command"), "bench");
   EXPECT_TRUE(doc.at("build").at("commit").is_string());
@@ -74,7 +77,16 @@ TEST(CliBench, JsonCarriesEverythingAResultNeeds) {
   EXPECT_EQ(settings.at("warmup"), 0);
   EXPECT_EQ(settings.at("min_reps"), kReps);
   EXPECT_EQ(settings.at("min_seconds"), 0.0);
-  EXPECT_EQ(settings.at("l2_flush"), "clean");  // the default (the CPU executor flushes nothing)
+  EXPECT_FALSE(settings.contains("l2_flush"));  // the CPU executor flushes nothing: not recorded
+  EXPECT_EQ(settings.at("max_seconds"), nullptr);  // no cap unless --max-time
+  EXPECT_EQ(settings.at("interleaved"), false);    // a CPU times its rungs in turn by default
+  EXPECT_DOUBLE_EQ(settings.at("max_spread").get<double>(), 0.10);
+  // Self-describing: when, how and where it ran.
+  const json& about = doc.at("run");
+  EXPECT_EQ(about.at("date").get<std::string>().size(), std::string("2025-01-31T12:00:00Z").size());
+  EXPECT_EQ(about.at("date").get<std::string>().back(), 'Z');
+  EXPECT_NE(about.at("command_line").get<std::string>().find("bench --backend cpu --sizes 64"), std::string::npos);
+  EXPECT_FALSE(about.at("host").get<std::string>().empty());
 
   const json& results = doc.at("results");
   ASSERT_EQ(results.size(), ladder.size()) << explain(run);
@@ -94,6 +106,9 @@ TEST(CliBench, JsonCarriesEverythingAResultNeeds) {
     EXPECT_EQ(r.at("status"), "ok");
     const json& time = r.at("time_ms");
     EXPECT_EQ(time.at("reps"), kReps);
+    EXPECT_EQ(time.at("capped"), false);
+    EXPECT_FALSE(time.contains("samples"));  // only with --samples
+    EXPECT_TRUE(r.at("noisy").is_boolean());
     const double median = time.at("median").get<double>();
     EXPECT_GT(median, 0.0);
     EXPECT_LE(time.at("min").get<double>(), median);
@@ -121,15 +136,16 @@ TEST(CliBench, JsonCarriesEverythingAResultNeeds) {
   }
 }
 
-// --l2-flush is recorded as given, so that a result says how the cache stood before it.
-TEST(CliBench, JsonRecordsTheCacheFlush) {
+// --l2-flush is the GPU's: a CPU run cannot honour it, so asking is a usage error, and a CPU
+// run's JSON records no flush.
+TEST(CliBench, CacheFlushIsRefusedOnTheCpu) {
   for (const char* flush : {"clean", "write", "none"}) {
     const ProgramRun run = gemmlab(quick({"bench", "--backend", "cpu", "--sizes", "8", "--variants", "naive",
                                           "--format", "json", "--l2-flush", flush}));
-    ASSERT_EQ(run.exit_code, 0) << explain(run);
-    const json doc = parse_json(run);
-    ASSERT_TRUE(doc.is_object()) << explain(run);
-    EXPECT_EQ(doc.at("settings").at("l2_flush"), flush);
+    EXPECT_EQ(run.exit_code, 2) << explain(run);
+    ASSERT_EQ(run.err_lines().size(), 1u) << explain(run);
+    EXPECT_NE(run.err.find("--l2-flush"), std::string::npos) << explain(run);
+    EXPECT_TRUE(run.out.empty()) << explain(run);
   }
 }
 
@@ -251,7 +267,8 @@ TEST(CliBench, TablePrintsEveryRungAndTheSeed) {
   const std::uint64_t seed = seeds.next();
   const ProgramRun run = gemmlab(quick({"bench", "--backend", "cpu", "--sizes", "6", "--seed", std::to_string(seed)}));
   ASSERT_EQ(run.exit_code, 0) << explain(run);
-  EXPECT_EQ(run.err, "seed " + std::to_string(seed) + "\n");
+  ASSERT_EQ(run.err_lines().size(), 1u) << explain(run);
+  EXPECT_EQ(run.err_lines()[0].rfind("seed " + std::to_string(seed) + " | ", 0), 0u) << explain(run);
   for (const std::string& name : listed_cpu_variants())
     EXPECT_NE(run.out.find("  " + name + " "), std::string::npos) << name << "\n" << explain(run);
   EXPECT_EQ(run.out.find("FAILED"), std::string::npos) << explain(run);

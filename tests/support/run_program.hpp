@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <signal.h>
+
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
@@ -93,5 +95,59 @@ inline ProgramRun run_program(const std::string& program, const std::vector<std:
   run.err = read_file(err_path);
   return run;
 }
+
+// A program started in the background (stdout and stderr to files), to be signalled while it
+// runs: Spawned p(GEMMLAB_EXE, {...}); p.wait_for_stderr("seed"); p.signal(SIGINT); p.wait();
+class Spawned {
+ public:
+  Spawned(const std::string& program, const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {program};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const std::string out = (scratch_.path() / "stdout").string(), err = (scratch_.path() / "stderr").string();
+    err_path_ = err;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      std::freopen(out.c_str(), "w", stdout);
+      std::freopen(err.c_str(), "w", stderr);
+      std::vector<char*> raw;
+      for (std::string& a : argv) raw.push_back(a.data());
+      raw.push_back(nullptr);
+      ::execv(program.c_str(), raw.data());
+      ::_exit(127);
+    }
+  }
+  ~Spawned() {
+    if (pid_ > 0 && !waited_) {
+      ::kill(pid_, SIGKILL);
+      wait();
+    }
+  }
+  Spawned(const Spawned&) = delete;
+  Spawned& operator=(const Spawned&) = delete;
+
+  std::string err() const { return read_file(err_path_); }
+  // Polls stderr until it holds `text` or `seconds` pass; whether it came.
+  bool wait_for_stderr(const std::string& text, double seconds) const {
+    for (double waited = 0; waited < seconds; waited += 0.02) {
+      if (err().find(text) != std::string::npos) return true;
+      ::usleep(20000);
+    }
+    return false;
+  }
+  void signal(int number) const { ::kill(pid_, number); }
+  // The raw wait status (WIFSIGNALED, WTERMSIG, WEXITSTATUS read it).
+  int wait() {
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    waited_ = true;
+    return status;
+  }
+
+ private:
+  ScratchDir scratch_;
+  std::string err_path_;
+  pid_t pid_ = -1;
+  bool waited_ = false;
+};
 
 }  // namespace gemmlab::testing

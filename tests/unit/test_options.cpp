@@ -83,7 +83,53 @@ TEST(ParseNames, SplitsOnCommas) {
 
 TEST(ParseNames, RejectsAnEmptyName) {
   EXPECT_TRUE(contains(usage_error_of([] { parse_names("naive,,openblas_sgemm"); }), "'naive,,openblas_sgemm'"));
-  EXPECT_TRUE(contains(usage_error_of([] { parse_names("naive,"); }), "empty variant name"));
+  EXPECT_TRUE(contains(usage_error_of([] { parse_names("naive,"); }), "empty name"));
+  EXPECT_TRUE(contains(usage_error_of([] { parse_names(""); }), "--variants '' is empty"));
+  EXPECT_TRUE(contains(usage_error_of([] { parse_names("", "--experiments"); }), "--experiments"));
+}
+
+TEST(ParseNames, RejectsANameGivenTwice) {
+  EXPECT_TRUE(contains(usage_error_of([] { parse_names("naive,threaded,naive"); }), "'naive' twice"));
+}
+
+TEST(ParseSizes, RejectsAnEmptyListAndRepeats) {
+  EXPECT_TRUE(contains(usage_error_of([] { parse_sizes(""); }), "--sizes '' is empty"));
+  EXPECT_TRUE(contains(usage_error_of([] { parse_sizes("64,128,64"); }), "64 twice"));
+  EXPECT_TRUE(contains(usage_error_of([] { parse_mnk(""); }), "--mnk '' is empty"));
+  EXPECT_TRUE(contains(usage_error_of([] { parse_mnk("2x3x4,2x3x4"); }), "2x3x4 twice"));
+  EXPECT_EQ(parse_mnk("2x3x4,4x3x2").size(), 2u);  // the same numbers in another order are another shape
+}
+
+TEST(ParseScalar, TakesFiniteFloat32Magnitudes) {
+  EXPECT_EQ(parse_scalar("--alpha", "0.5"), 0.5);
+  EXPECT_EQ(parse_scalar("--alpha", "-2"), -2.0);
+  EXPECT_EQ(parse_scalar("--alpha", "0x1p3"), 8.0);
+  EXPECT_EQ(parse_scalar("--beta", "3.4e38"), 3.4e38);
+  EXPECT_EQ(parse_scalar("--beta", "0"), 0.0);
+}
+
+TEST(ParseScalar, NamesTheFlagAndTheRange) {
+  for (const char* bad : {"nan", "NaN", "inf", "-inf", "1e39", "-1e39", "1e400", "", "abc", "1.5x", " 1", "1,5"}) {
+    const std::string message = usage_error_of([&] { parse_scalar("--alpha", bad); });
+    EXPECT_TRUE(contains(message, "--alpha")) << bad << ": " << message;
+    EXPECT_TRUE(contains(message, "3.403e+38")) << bad << ": " << message;
+  }
+}
+
+TEST(ParseSeed, TakesEverySixtyFourBitValue) {
+  EXPECT_EQ(parse_seed("0"), 0u);
+  EXPECT_EQ(parse_seed("18446744073709551615"), 18446744073709551615u);
+  for (const char* bad : {"-5", "18446744073709551616", "99999999999999999999999", "", "1.0", "+3", "0x10", "7 "}) {
+    const std::string message = usage_error_of([&] { parse_seed(bad); });
+    EXPECT_TRUE(contains(message, "--seed")) << bad;
+    EXPECT_TRUE(contains(message, "18446744073709551615")) << bad;
+  }
+}
+
+TEST(QuoteCommandLine, QuotesWhatAShellWouldSplit) {
+  EXPECT_EQ(quote_command_line({"gemmlab", "bench", "--sizes", "64,128"}), "gemmlab bench --sizes 64,128");
+  EXPECT_EQ(quote_command_line({"gemmlab", "--output", "my run.json", ""}), "gemmlab --output 'my run.json' ''");
+  EXPECT_EQ(quote_command_line({"it's"}), "'it'\\''s'");
 }
 
 TEST(ParseTrans, ReadsEveryCombination) {

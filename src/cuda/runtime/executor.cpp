@@ -1,6 +1,7 @@
 // The CUDA executor: device memory, one stream, CUDA events around each repetition, and
 // an L2 flush between repetitions so every run reads its operands from DRAM.
 #include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>  // header-only NVTX3: ranges cost nothing without a profiler attached
 
 #include "core/executor.hpp"
 #include "core/host_info.hpp"
@@ -106,6 +107,8 @@ class CudaExecutor final : public Executor {
     milliseconds = ms;
     return Status::ok();
   }
+  void begin_range(const std::string& name) override { nvtxRangePushA(name.c_str()); }
+  void end_range() override { nvtxRangePop(); }
 
  private:
   cuda::DeviceFacts facts_;
