@@ -66,8 +66,7 @@ int run_explain(const ExplainArgs& args) {
     o.min_reps = args.reps;
     o.max_reps = std::max(o.max_reps, args.reps);
   }
-  check_selection(o, backend);
-
+  // No CUDA here is said first, as bench says it: a rung name cannot be checked without the backend.
   std::unique_ptr<Executor> executor;
   if (backend == Backend::Cpu) {
     executor = make_cpu_executor();
@@ -75,6 +74,7 @@ int run_explain(const ExplainArgs& args) {
     fmt::print(stderr, "gemmlab explain: --backend cuda: {}\n", s.describe());
     return kExitFailure;
   }
+  check_selection(o, backend);
   if (args.dry_run) {
     fmt::print("gemmlab explain would run on {}: {} on {}\n", to_string(backend), args.variants, shapes_text(o.shapes));
     return kExitOk;
