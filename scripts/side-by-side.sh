@@ -4,7 +4,8 @@
 #
 #   scripts/side-by-side.sh OLD_GEMMLAB NEW_GEMMLAB OUTDIR
 #
-# Each round runs every job with the old binary, then with the new one; each run verifies
+# Each round runs every job with both binaries, the old one first in odd rounds and the new
+# one first in even rounds (so that neither always meets the warmer GPU); each run verifies
 # against the float64 reference and times the anchor beside the rungs. OUTDIR receives one
 # JSON per job, build and round (old-bf16-1.json ...) and side-by-side.json, which
 # scripts/side_by_side.py makes from them. Environment: ROUNDS (default 2), JOBS (a subset
@@ -29,7 +30,9 @@ for round in $(seq 1 "$rounds"); do
   for job in "${jobs[@]}"; do
     IFS='|' read -r name dtype variants shapes <<<"$job"
     [[ -n ${JOBS:-} && " $JOBS " != *" $name "* ]] && continue
-    for build in old new; do
+    order="old new"
+    ((round % 2 == 0)) && order="new old"
+    for build in $order; do
       bin=$old
       [[ $build == new ]] && bin=$new
       start=$(date +%s)

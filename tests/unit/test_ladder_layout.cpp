@@ -72,8 +72,8 @@ TEST_P(LadderLayout, FileNumbersHeadersAndTheRegistryAgree) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, LadderLayout, ::testing::Values(Backend::Cpu, Backend::Cuda),
-                         [](const ::testing::TestParamInfo<Backend>& info) {
-                           return std::string(to_string(info.param));
+                         [](const ::testing::TestParamInfo<Backend>& param) {
+                           return std::string(to_string(param.param));
                          });
 
 }  // namespace
