@@ -127,29 +127,50 @@ def t_explain(d, mem, explain):
 
 
 def t_then_now(d, mem, explain):
+    """The seeds' G80 beside this GPU. Works from whatever the runs hold: a row whose
+    measurement is missing (an experiment not run, a size not swept) says so instead."""
     dev, c = d["device"], d["ceilings"]
-    get = lambda e, v, p=None: next(r for r in rows_of(mem, e) if r["variant"] == v and (p is None or r["param"] == p))
+
+    def get(e, v, p=None):
+        return next((r for r in rows_of(mem, e) if r["variant"] == v and (p is None or r["param"] == p)), None)
+
+    def largest(e, v):
+        rows = [r for r in rows_of(mem, e) if r["variant"] == v]
+        return max(rows, key=lambda r: r["param"]) if rows else None
+
+    missing = "not measured"
+    copy, fma = c.get("memcpy_d2d_gbs"), c.get("fma_gflops")
+    theoretical = dev.get("theoretical_bandwidth_gbs") or dev.get("peaks", {}).get("dram_gbs")
+    peak = dev.get("peaks", {}).get("fp32_gflops")  # computed from the device (schema 3 and later)
+    body = []
+    if theoretical:
+        body.append(["DRAM bandwidth", f'{SEED["bandwidth_gbs"]} GB/s (theoretical)',
+                     f'{theoretical:.0f} GB/s theoretical' + (f', {copy:.0f} copied' if copy else ""),
+                     f'x{theoretical / SEED["bandwidth_gbs"]:.0f}'])
+    if peak or fma:
+        today = ", ".join(([f'{peak / 1e3:.1f} TFLOP/s peak'] if peak else []) +
+                          ([f'{fma / 1e3:.1f} TFLOP/s measured'] if fma else []))
+        body.append(["FP32 peak", f'{SEED["peak_gflops"]} GFLOP/s', today,
+                     f'x{(peak or fma) / SEED["peak_gflops"]:.0f}'])
+    ridge_then = SEED["peak_gflops"] / SEED["bandwidth_gbs"]
+    if fma and copy:
+        ridge_now = fma / copy
+        body.append(["flops per byte to stay compute-bound", f'{ridge_then:.1f} (CGMA {4 * ridge_then:.0f})',
+                     f'{ridge_now:.1f} (CGMA {4 * ridge_now:.0f})', "reuse matters more"])
     off0, off1 = get("coalescing", "offset", 0), get("coalescing", "offset", 1)
     s1, s32 = get("coalescing", "stride", 1), get("coalescing", "stride", 32)
+    parts = ([f'offset 1: {off0["gbs"] / off1["gbs"]:.2f}x slower'] if off0 and off1 else []) + \
+            ([f'stride 32: {s1["gbs"] / s32["gbs"]:.1f}x slower'] if s1 and s32 else [])
+    body.append(["misaligned vs coalesced copy", f'{SEED["permuted_us"] / SEED["coalesced_us"]:.1f}x slower (permuted)',
+                 "; ".join(parts) or missing, "sectors, not segments"])
     direct, staged = get("aos_soa", "aos_direct"), get("aos_soa", "aos_staged")
-    h2d = get("transfer", "h2d_pinned", 256 << 20)
-    ridge_then = SEED["peak_gflops"] / SEED["bandwidth_gbs"]
-    ridge_now = c["fma_gflops"] / c["memcpy_d2d_gbs"]
-    body = [
-        ["DRAM bandwidth", f'{SEED["bandwidth_gbs"]} GB/s (theoretical)',
-         f'{dev["theoretical_bandwidth_gbs"]:.0f} GB/s theoretical, {c["memcpy_d2d_gbs"]:.0f} copied',
-         f'x{dev["theoretical_bandwidth_gbs"] / SEED["bandwidth_gbs"]:.0f}'],
-        ["FP32 peak", f'{SEED["peak_gflops"]} GFLOP/s', f'{c["fma_gflops"] / 1e3:.1f} TFLOP/s measured',
-         f'x{c["fma_gflops"] / SEED["peak_gflops"]:.0f}'],
-        ["flops per byte to stay compute-bound", f'{ridge_then:.1f} (CGMA {4 * ridge_then:.0f})',
-         f'{ridge_now:.1f} (CGMA {4 * ridge_now:.0f})', "reuse matters more"],
-        ["misaligned vs coalesced copy", f'{SEED["permuted_us"] / SEED["coalesced_us"]:.1f}x slower (permuted)',
-         f'offset 1: {off0["gbs"] / off1["gbs"]:.2f}x slower; stride 32: {s1["gbs"] / s32["gbs"]:.1f}x slower', "sectors, not segments"],
-        ["float3 read directly vs through shared memory", f'{SEED["float3_direct_us"] / SEED["float3_shared_us"]:.1f}x slower',
-         f'{staged["gbs"] / direct["gbs"]:.2f}x', "L1/L2 absorb it"],
-        ["host to device", f'{SEED["pcie_gbs"]} GB/s peak (PCI)', f'{h2d["gbs"]:.1f} GB/s pinned, 256 MiB',
-         f'x{h2d["gbs"] / SEED["pcie_gbs"]:.0f}'],
-    ]
+    body.append(["float3 read directly vs through shared memory",
+                 f'{SEED["float3_direct_us"] / SEED["float3_shared_us"]:.1f}x slower',
+                 f'{staged["gbs"] / direct["gbs"]:.2f}x' if direct and staged else missing, "L1/L2 absorb it"])
+    h2d = get("transfer", "h2d_pinned", 256 << 20) or largest("transfer", "h2d_pinned")
+    body.append(["host to device", f'{SEED["pcie_gbs"]} GB/s peak (PCI)',
+                 f'{h2d["gbs"]:.1f} GB/s pinned, {fmt_bytes(h2d["param"])}' if h2d else missing,
+                 f'x{h2d["gbs"] / SEED["pcie_gbs"]:.0f}' if h2d else ""])
     return table(["", "seeds (G80, 8800 GTX)", f'today ({dev["name"]})', "change"], body)
 
 

@@ -123,7 +123,9 @@ def cmd_plot(args):
 
 # Dense multiply-add rate per SM and clock (flops), by compute capability and input type: the
 # peak a rung is held against is this x SMs x the maximum SM clock the run recorded. 3xTF32
-# runs three tf32 passes, so its peak is the tf32 one over three.
+# runs three tf32 passes, so its peak is the tf32 one over three. Runs that record their
+# device's peaks (device.peak_fp32_gflops and the like, from gemmlab's table for every
+# architecture it knows) use those; this table serves the runs made before.
 FLOPS_PER_SM_CLOCK = {
     "9.0": {"f32": 256, "tf32": 2048, "bf16": 4096, "f16": 4096},
 }
@@ -131,11 +133,15 @@ FLOPS_PER_SM_CLOCK = {
 
 def peak_gflops(doc, record):
     dev = doc["device"]
-    per = FLOPS_PER_SM_CLOCK.get(dev.get("compute_capability", ""), {})
     dtype = "tf32" if "3xtf32" in record["variant"] else record["dtype"]
-    if dtype not in per or not dev.get("sm_count") or not dev.get("sm_clock_max_mhz"):
-        return None
-    peak = per[dtype] * int(dev["sm_count"]) * int(dev["sm_clock_max_mhz"]) * 1e-3
+    recorded = dev.get(f'peak_{"fp32" if dtype == "f32" else dtype}_gflops')
+    if recorded:
+        peak = float(recorded)
+    else:
+        per = FLOPS_PER_SM_CLOCK.get(dev.get("compute_capability", ""), {})
+        if dtype not in per or not dev.get("sm_count") or not dev.get("sm_clock_max_mhz"):
+            return None
+        peak = per[dtype] * int(dev["sm_count"]) * int(dev["sm_clock_max_mhz"]) * 1e-3
     return peak / 3 if "3xtf32" in record["variant"] else peak
 
 

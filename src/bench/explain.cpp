@@ -38,6 +38,15 @@ KernelReport inspect_kernel(const GemmProblem& problem, const Variant& v, const 
   return r;
 }
 
+// How a tensor-core peak was reached, for the explain table.
+std::string tensor_peak_text(const ExplainContext& c, DType input) {
+  const cuda::DevicePeaks& p = c.peaks;
+  const int per_clock = input == DType::BF16 ? p.bf16_flops : input == DType::F16 ? p.f16_flops : p.tf32_flops;
+  return fmt::format("{}{} tensor-core peak (table: {} flops per SM per clock{}) x {} SMs x {} MHz",
+                     input == DType::F32 ? "a third of the " : "", input == DType::F32 ? "tf32" : to_string(input),
+                     per_clock, p.halved ? ", GeForce half rate" : "", c.facts.sm_count, c.facts.max_sm_clock_mhz);
+}
+
 // The FMA peak on one thread and on all usable cores (the same kernel, the same options).
 Status measure_cpu_peaks(ExplainContext::CpuPeaks& peaks) {
   cpu::FmaPeakOptions o;
@@ -85,8 +94,9 @@ Status explain(const Options& options, Executor& executor, ExplainContext& conte
     co.read = false;
     co.sgemm = false;
     co.timing = {1, 5};
-    GEMMLAB_TRY(cuda::measure_ceilings(co, context.facts, context.ceilings));
+    GEMMLAB_TRY(cuda::measure_ceilings(co, context.facts, context.ceilings));  // on the executor's device
     context.have_ceilings = true;
+    context.peaks = cuda::device_peaks(context.facts);
   } else {
     ExplainContext::CpuPeaks peaks;
     GEMMLAB_TRY(measure_cpu_peaks(peaks));
@@ -117,15 +127,25 @@ Status explain(const Options& options, Executor& executor, ExplainContext& conte
       e.cpu->peak = matching_peak(*context.cpu_peaks, e.cpu->threads);
       if (r.timed && e.cpu->peak->gflops > 0) e.cpu->fraction_of_peak = r.gflops / e.cpu->peak->gflops;
     }
-    // The measured compute ceiling is the FP32 FMA rate: a bound for the SIMT ladder only.
-    // Tensor-core rungs get no roofline until a tensor-core ceiling is measured.
+    // SIMT f32 rungs are bound by the FP32 FMA rate measured in this run; tensor-core rungs
+    // by their input type's tensor-core peak from the device's table row (none is measured).
     const Variant* variant = find_variant(executor.backend(), r.variant);
-    const bool simt = variant != nullptr && !variant->tensor_cores;
-    if (on_cuda && context.have_ceilings && r.dtype == to_string(DType::F32) && simt) {
-      e.roofline = roofline(r.model, context.ceilings.memcpy_gbs, context.ceilings.fma_gflops);
-      if (r.timed && r.timing.median_ms > 0) {
-        e.fraction_of_bound = e.roofline->bound_ms / r.timing.median_ms;
-        e.fraction_of_seed_bound = e.roofline->seed_ms / r.timing.median_ms;
+    const auto dtype = parse_dtype(r.dtype);
+    if (on_cuda && context.have_ceilings && variant != nullptr && dtype) {
+      const double peak = cuda::peak_for(context.peaks, *dtype, variant->tensor_cores);
+      if (peak > 0) {
+        e.peak_gflops = peak;
+        if (r.timed) e.fraction_of_peak = r.gflops / peak;
+      }
+      const bool simt_f32 = !variant->tensor_cores && *dtype == DType::F32;
+      const double compute = simt_f32 ? context.ceilings.fma_gflops : peak;
+      if (compute > 0) {
+        e.roofline = roofline(r.model, context.ceilings.memcpy_gbs, compute);
+        e.roofline->compute_what = simt_f32 ? "FP32 FMA rate (measured)" : tensor_peak_text(context, *dtype);
+        if (r.timed && r.timing.median_ms > 0) {
+          e.fraction_of_bound = e.roofline->bound_ms / r.timing.median_ms;
+          e.fraction_of_seed_bound = e.roofline->seed_ms / r.timing.median_ms;
+        }
       }
     }
     e.record = std::move(r);

@@ -19,6 +19,7 @@
 #include "cpu/machine/cache_info.hpp"
 #include "cpu/machine/fma_peak.hpp"
 #include "cuda/lab.hpp"
+#include "cuda/runtime/peaks.hpp"
 
 namespace gemmlab::bench {
 
@@ -59,6 +60,10 @@ struct Explanation {
   std::optional<Roofline> roofline;       // CUDA rungs: from this run's ceilings
   std::optional<double> fraction_of_bound;       // roofline time / measured time
   std::optional<double> fraction_of_seed_bound;  // seed 003 §4.1 time / measured time
+  // CUDA rungs: the peak of the rung's input type on this device (cuda/runtime/peaks.hpp)
+  // and the measured rate as a fraction of it; absent where the table has no such rate.
+  std::optional<double> peak_gflops;
+  std::optional<double> fraction_of_peak;
   std::optional<CpuModel> cpu;            // CPU rungs
 };
 
@@ -66,6 +71,7 @@ struct ExplainContext {
   cuda::DeviceFacts facts;
   cuda::Ceilings ceilings;  // copy bandwidth and FMA rate, re-measured briefly
   bool have_ceilings = false;
+  cuda::DevicePeaks peaks;  // computed from facts: FP32 lanes and tensor-core rates x SMs x clock
   // CPU: the register-only FMA peak on one thread and on all usable cores, measured once
   // per explain run before the rungs.
   struct CpuPeaks {

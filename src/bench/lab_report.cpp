@@ -4,6 +4,9 @@
 
 #include "bench/report.hpp"
 #include "core/build_info.hpp"
+#include "cuda/runtime/peaks.hpp"
+
+#include <cstdlib>
 
 namespace gemmlab::bench {
 namespace {
@@ -26,9 +29,34 @@ json header(const char* command) {
   return {{"schema_version", kSchemaVersion}, {"tool", "gemmlab"}, {"command", command}, {"build", build_json()}};
 }
 
+json peaks_json(const cuda::DeviceFacts& f) {
+  const cuda::DevicePeaks p = cuda::device_peaks(f);
+  json out = {{"dram_gbs", p.dram_gbs},
+              {"basis", "max SM clock x SMs x the per-SM rates of the compute capability's table row; DRAM: 2 x max "
+                        "memory clock x bus width"}};
+  if (!p.arch) {
+    out["table_row"] = nullptr;
+    return out;
+  }
+  out["table_row"] = fmt::format("sm_{}{} {}", p.arch->cc_major, p.arch->cc_minor, p.arch->family);
+  out["fp32_lanes_per_sm"] = p.arch->fp32_lanes;
+  out["geforce_half_rate"] = p.halved;
+  out["fp32_gflops"] = p.fp32_gflops;
+  const auto tensor = [&](const char* key, int per_clock, double gflops) {
+    if (per_clock > 0) out[key] = {{"flops_per_sm_clock", per_clock}, {"gflops", gflops}};
+  };
+  tensor("tf32", p.tf32_flops, p.tf32_gflops);
+  tensor("bf16", p.bf16_flops, p.bf16_gflops);
+  tensor("f16", p.f16_flops, p.f16_gflops);
+  tensor("fp8", p.fp8_flops, p.fp8_gflops);
+  return out;
+}
+
 json facts_json(const cuda::DeviceFacts& f) {
-  return {{"ordinal", f.ordinal},
+  json out = {{"ordinal", f.ordinal},
           {"name", f.name},
+          {"pci_bus_id", f.pci_bus_id},
+          {"uuid", f.uuid},
           {"compute_capability", fmt::format("{}.{}", f.cc_major, f.cc_minor)},
           {"sm_count", f.sm_count},
           {"max_sm_clock_mhz", f.max_sm_clock_mhz},
@@ -52,7 +80,10 @@ json facts_json(const cuda::DeviceFacts& f) {
           {"driver_version", version(f.driver_version)},
           {"runtime_version", version(f.runtime_version)},
           {"current_sm_clock_mhz", f.current_sm_clock_mhz},
-          {"current_memory_clock_mhz", f.current_memory_clock_mhz}};
+          {"current_memory_clock_mhz", f.current_memory_clock_mhz},
+          {"peaks", peaks_json(f)}};
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) out["cuda_visible_devices"] = visible;
+  return out;
 }
 
 json fma_peak_json(const cpu::FmaPeak& p) {
@@ -114,6 +145,32 @@ std::string bytes_text(double bytes) {
   return fmt::format("{:.0f} B", bytes);
 }
 
+// The peaks computed from the facts (cuda/runtime/peaks.hpp), with how each was reached.
+std::string peaks_text(const cuda::DeviceFacts& f) {
+  const cuda::DevicePeaks p = cuda::device_peaks(f);
+  std::string out = "\npeaks (computed at the max SM clock; dense tensor-core rates, f32 accumulation)\n";
+  out += fmt::format("  {:<38} {:.0f} GB/s = 2 x {} MHz x {} bits\n", "DRAM", p.dram_gbs, f.max_memory_clock_mhz,
+                     f.memory_bus_bits);
+  if (!p.arch) {
+    out += fmt::format("  {:<38} unknown: the table has no row for compute capability {}.{} (cuda/runtime/peaks.hpp)\n",
+                       "FP32 and tensor cores", f.cc_major, f.cc_minor);
+    return out;
+  }
+  const std::string per = fmt::format("x {} SMs x {} MHz", f.sm_count, f.max_sm_clock_mhz);
+  out += fmt::format("  {:<38} {:.1f} TFLOP/s = {} lanes x 2 {} ({})\n", "FP32", p.fp32_gflops * 1e-3,
+                     p.arch->fp32_lanes, per, p.arch->family);
+  const auto tensor = [&](const char* name, int per_clock, double gflops) {
+    if (per_clock > 0)
+      out += fmt::format("  {:<38} {:.1f} TFLOP/s = {} flops per SM per clock {}{}\n", name, gflops * 1e-3, per_clock,
+                         per, p.halved ? " (GeForce: half rate)" : "");
+  };
+  tensor("tensor cores tf32", p.tf32_flops, p.tf32_gflops);
+  tensor("tensor cores bf16", p.bf16_flops, p.bf16_gflops);
+  tensor("tensor cores f16", p.f16_flops, p.f16_gflops);
+  tensor("tensor cores fp8", p.fp8_flops, p.fp8_gflops);
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> device_fields(const cuda::DeviceFacts& f) {
@@ -130,6 +187,8 @@ std::string format_device_table(const cuda::DeviceFacts& f, const cuda::Ceilings
   // In the order of DeviceFacts, not alphabetical.
   const std::pair<const char*, std::string> rows[] = {
       {"device ordinal", std::to_string(f.ordinal)},
+      {"PCI bus id", f.pci_bus_id},
+      {"UUID", f.uuid},
       {"compute capability", fmt::format("{}.{}", f.cc_major, f.cc_minor)},
       {"SMs", std::to_string(f.sm_count)},
       {"SM clock max / now", fmt::format("{} / {} MHz", f.max_sm_clock_mhz, f.current_sm_clock_mhz)},
@@ -150,6 +209,7 @@ std::string format_device_table(const cuda::DeviceFacts& f, const cuda::Ceilings
       {"driver / runtime", fmt::format("{} / {}", version(f.driver_version), version(f.runtime_version))},
   };
   for (const auto& [name, value] : rows) out += fmt::format("  {:<38} {}\n", name, value);
+  out += peaks_text(f);
   out += fmt::format("\nmeasured ceilings (CUDA events, median; buffers of {} each)\n", bytes_text(static_cast<double>(c.buffer_bytes)));
   out += fmt::format("  {:<16} {:>12} {:<8} {:>10} {:>5}  {:<44} {}\n", "name", "value", "unit", "median ms", "reps",
                      "check", "how");
@@ -165,7 +225,11 @@ std::string format_device_table(const cuda::DeviceFacts& f, const cuda::Ceilings
     out += fmt::format("  read-only                       {:.0f} GB/s ({}, {:.1f}% of theoretical)\n", c.read_gbs,
                        c.read_kernel,
                        f.theoretical_bandwidth_gbs > 0 ? 100 * c.read_gbs / f.theoretical_bandwidth_gbs : 0);
-  if (c.fma_gflops > 0) out += fmt::format("  FP32 FMA rate                   {:.1f} TFLOP/s\n", c.fma_gflops * 1e-3);
+  if (c.fma_gflops > 0) {
+    const double peak = cuda::device_peaks(f).fp32_gflops;
+    out += fmt::format("  FP32 FMA rate                   {:.1f} TFLOP/s{}\n", c.fma_gflops * 1e-3,
+                       peak > 0 ? fmt::format(" ({:.1f}% of the FP32 peak)", 100 * c.fma_gflops / peak) : "");
+  }
   if (c.sgemm_gflops > 0)
     out += fmt::format("  cuBLAS SGEMM {}^3             {:.1f} TFLOP/s\n", c.sgemm_n, c.sgemm_gflops * 1e-3);
   return out;
@@ -176,6 +240,34 @@ json device_json(const cuda::DeviceFacts& f, const cuda::Ceilings& c) {
   doc["device"] = facts_json(f);
   doc["ceilings"] = ceilings_json(c);
   return doc;
+}
+
+std::string format_devices_table(const std::vector<cuda::DeviceFacts>& all) {
+  const BuildInfo b = build_info();
+  std::string out = fmt::format("gemmlab device --all | {} visible | commit {} ({})\n", all.size(), b.commit,
+                                b.build_type);
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) out += fmt::format("CUDA_VISIBLE_DEVICES={}\n", visible);
+  out += fmt::format("\n{:>3}  {:<28} {:<13} {:>4} {:>4} {:>6} {:>8} {:>7} {:>9} {:>9} {:>9}  {}\n", "#", "name",
+                     "PCI bus id", "cc", "SMs", "MHz", "memory", "DRAM", "FP32", "tf32", "bf16", "UUID");
+  out += fmt::format("{:>3}  {:<28} {:<13} {:>4} {:>4} {:>6} {:>8} {:>7} {:>9} {:>9} {:>9}\n", "", "", "", "", "",
+                     "max", "GiB", "GB/s", "TFLOP/s", "TFLOP/s", "TFLOP/s");
+  const auto tflops = [](double gflops) { return gflops > 0 ? fmt::format("{:.1f}", gflops * 1e-3) : std::string("?"); };
+  for (const cuda::DeviceFacts& f : all) {
+    const cuda::DevicePeaks p = cuda::device_peaks(f);
+    out += fmt::format("{:>3}  {:<28} {:<13} {:>4} {:>4} {:>6} {:>8.1f} {:>7.0f} {:>9} {:>9} {:>9}  {}\n", f.ordinal,
+                       f.name, f.pci_bus_id, fmt::format("{}.{}", f.cc_major, f.cc_minor), f.sm_count,
+                       f.max_sm_clock_mhz, static_cast<double>(f.global_memory_bytes) / (1 << 30), p.dram_gbs,
+                       tflops(p.fp32_gflops), tflops(p.tf32_gflops), tflops(p.bf16_gflops), f.uuid);
+  }
+  out += "\nPeaks computed at the max SM clock (dense tensor cores, f32 accumulation; ? where the table has no "
+         "row).\ngemmlab device --device N prints one device's every fact and measures its ceilings.\n";
+  return out;
+}
+
+json devices_json(const std::vector<cuda::DeviceFacts>& all) {
+  json list = json::array();
+  for (const cuda::DeviceFacts& f : all) list.push_back(facts_json(f));
+  return list;
 }
 
 std::string format_mem_table(const cuda::MemReport& m) {
@@ -260,6 +352,7 @@ json explanation_json(const Explanation& e) {
                     {"intensity_flops_per_byte", r.intensity}};
     out["roofline"] = {{"bandwidth_gbs", r.bandwidth_gbs},
                        {"compute_gflops", r.compute_gflops},
+                       {"compute_ceiling", r.compute_what},
                        {"ridge_flops_per_byte", r.ridge},
                        {"compute_ms", r.compute_ms},
                        {"memory_ms", r.memory_ms},
@@ -270,6 +363,8 @@ json explanation_json(const Explanation& e) {
   }
   if (e.fraction_of_bound) out["fraction_of_bound"] = *e.fraction_of_bound;
   if (e.fraction_of_seed_bound) out["fraction_of_seed_bound"] = *e.fraction_of_seed_bound;
+  if (e.peak_gflops) out["peak_gflops"] = *e.peak_gflops;
+  if (e.fraction_of_peak) out["fraction_of_peak"] = *e.fraction_of_peak;
   if (e.kernel) {
     const KernelReport& k = *e.kernel;
     if (!k.available) {
@@ -359,7 +454,7 @@ std::string format_explain_table(const std::vector<Explanation>& list, const Exp
       const Roofline& rl = *e.roofline;
       out += "ceilings (measured in this run)\n";
       out += fmt::format("  copy bandwidth             {:.0f} GB/s (cudaMemcpy D2D, read + written)\n", rl.bandwidth_gbs);
-      out += fmt::format("  FP32 FMA rate              {:.1f} TFLOP/s\n", rl.compute_gflops * 1e-3);
+      out += fmt::format("  compute                    {:.1f} TFLOP/s: {}\n", rl.compute_gflops * 1e-3, rl.compute_what);
       out += "bounds\n";
       out += fmt::format("  roofline                   {:.4f} ms = max(compute {:.4f} ms, DRAM {:.4f} ms): {}-bound "
                          "(ridge {:.1f} flops/byte)\n",
@@ -367,8 +462,8 @@ std::string format_explain_table(const std::vector<Explanation>& list, const Exp
       out += fmt::format("  seed 003 bound             {:.4f} ms: every load from DRAM, CGMA x BW / 4 = {:.2f} TFLOP/s\n",
                          rl.seed_ms, rl.seed_gflops * 1e-3);
     } else if (r.backend == "cuda") {
-      out += "bounds\n  n/a on the tensor cores: the measured compute ceiling is the FP32 FMA rate, not the tensor "
-             "cores'\n";
+      out += fmt::format("bounds\n  n/a: no compute ceiling for {} here (the peak table has no row for compute "
+                         "capability {}.{})\n", r.dtype, ctx.facts.cc_major, ctx.facts.cc_minor);
     }
     if (e.kernel) {
       const KernelReport& k = *e.kernel;
@@ -435,6 +530,9 @@ std::string format_explain_table(const std::vector<Explanation>& list, const Exp
     if (e.fraction_of_bound)
       out += fmt::format("  {:.1f}% of the roofline bound; {:.1f}% of the seed 003 bound\n", 100 * *e.fraction_of_bound,
                          100 * e.fraction_of_seed_bound.value_or(0));
+    if (e.fraction_of_peak)
+      out += fmt::format("  {:.1f}% of the {} peak ({:.1f} TFLOP/s at the max SM clock)\n", 100 * *e.fraction_of_peak,
+                         r.dtype, *e.peak_gflops * 1e-3);
     if (r.verified)
       out += fmt::format("  verification: {} (rel. error {:.1e})\n", r.verification.passed ? "ok" : r.verification.summary(),
                          r.verification.rel_frobenius);

@@ -18,6 +18,10 @@ std::vector<std::pair<std::string, std::string>> device_fields(const cuda::Devic
 
 std::string format_device_table(const cuda::DeviceFacts& facts, const cuda::Ceilings& ceilings);
 nlohmann::json device_json(const cuda::DeviceFacts& facts, const cuda::Ceilings& ceilings);
+// gemmlab device --all: one row per visible device (facts and computed peaks, nothing
+// measured); JSON: an array with one object per device, as "device" in device_json.
+std::string format_devices_table(const std::vector<cuda::DeviceFacts>& all);
+nlohmann::json devices_json(const std::vector<cuda::DeviceFacts>& all);
 
 std::string format_mem_table(const cuda::MemReport& report);
 std::string format_mem_csv(const cuda::MemReport& report);

@@ -66,7 +66,8 @@ struct Roofline {
   double cgma = 0;                // flops per 4-byte word the kernel loads
   double intensity = 0;           // flops per byte of minimum DRAM traffic
   double bandwidth_gbs = 0;       // measured copy bandwidth
-  double compute_gflops = 0;      // measured FP32 FMA rate
+  double compute_gflops = 0;      // the compute ceiling: the measured FP32 FMA rate, or a tensor-core peak
+  std::string compute_what;       // which of them, for people
   double ridge = 0;               // intensity where memory stops being the bound
   double compute_ms = 0;          // flops at the FMA rate
   double memory_ms = 0;           // minimum DRAM bytes at the copy bandwidth

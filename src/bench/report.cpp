@@ -42,6 +42,9 @@ std::string format_table(const std::vector<Record>& records, const RunContext& c
   const bool tera = context.backend == "cuda";
   const BuildInfo build = build_info();
   std::string device = lookup(context, tera ? "gpu" : "cpu");
+  // Which GPU ran, where a machine has several: its ordinal and PCI bus id.
+  if (tera && !lookup(context, "device_ordinal").empty())
+    device += fmt::format(" (device {}, {})", lookup(context, "device_ordinal"), lookup(context, "pci_bus_id"));
   if (!tera && !lookup(context, "openblas_corename").empty())
     device += " | OpenBLAS " + lookup(context, "openblas_corename");
   std::string out = fmt::format("gemmlab {} | {} | {} | commit {} ({})\n", context.command,

@@ -33,13 +33,6 @@ constexpr double kProgressAfterSeconds = 2.0;
 // A timing progress line at most this often.
 constexpr double kProgressInterval = 1.0;
 
-Backend pick_backend(const std::string& text) {
-  if (text == "auto") return cuda_device_present() ? Backend::Cuda : Backend::Cpu;
-  const auto parsed = parse_backend(text);
-  if (!parsed) throw UsageError{fmt::format("--backend '{}' must be cpu, cuda or auto", text)};
-  return *parsed;
-}
-
 }  // namespace
 
 void add_dtype_option(CLI::App& c, std::string& dtype) {
@@ -115,6 +108,7 @@ void add_selection_options(CLI::App& c, SelectionArgs& a, bool timing_options) {
     return c.add_option_function<std::string>(name, [&target](const std::string& v) { target = v; }, help);
   };
   c.add_option("--backend", a.backend, "cpu, cuda or auto (cuda when a GPU is present)");
+  add_device_option(c, a.device);
   add_dtype_option(c, a.dtype);
   text("--variants", a.variants, "Comma-separated variant names within the backend");
   c.add_option("--config", a.config,
@@ -194,7 +188,8 @@ std::string shapes_text(const std::vector<bench::Shape>& shapes) {
 }
 
 int run_bench(const SelectionArgs& args, bool verify_only) {
-  const Backend backend = pick_backend(args.backend);
+  const Backend backend = pick_backend(args.backend, args.device);
+  check_device_applies(args.device, backend);
   bench::Options o;
   if (args.variants) o.variants = parse_names(*args.variants);
   o.config = args.config;
@@ -237,9 +232,9 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
   std::unique_ptr<Executor> executor;
   if (backend == Backend::Cpu) {
     executor = make_cpu_executor();
-  } else if (Status s = make_cuda_executor(executor); !s) {
-    fmt::print(stderr, "gemmlab: --backend cuda: {}\n", s.describe());
-    return kExitFailure;
+  } else if (Status s = make_cuda_executor(executor, args.device.value_or(0)); !s) {
+    fmt::print(stderr, "gemmlab: --backend cuda: {}\n", device_error_text(s, args.device));
+    return s.code() == StatusCode::InvalidValue ? kExitUsage : kExitFailure;
   }
   // A misspelt name or a variant of another dtype is a usage error, reported alone:
   // before the seed line is printed and before --output is created.

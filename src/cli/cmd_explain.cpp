@@ -22,6 +22,7 @@ constexpr std::int64_t kDefaultCudaSize = 4096;
 void add_explain_options(CLI::App& c, ExplainArgs& a) {
   c.add_option("variant", a.variants, "Variant name(s) within the backend, comma-separated")->required();
   c.add_option("--backend", a.backend, "cpu, cuda or auto (cuda when a GPU is present)");
+  add_device_option(c, a.device);
   add_dtype_option(c, a.dtype);
   c.add_option("--config", a.config, "Named configuration of the rung(s) (gemmlab list --configs shows them)");
   c.add_option_function<std::string>(
@@ -39,15 +40,9 @@ void add_explain_options(CLI::App& c, ExplainArgs& a) {
   c.add_flag("--dry-run", a.dry_run, "Check the command line, say what would run, and stop");
 }
 
-Backend pick_explain_backend(const std::string& text) {
-  if (text == "auto") return cuda_device_present() ? Backend::Cuda : Backend::Cpu;
-  const auto parsed = parse_backend(text);
-  if (!parsed) throw UsageError{fmt::format("--backend '{}' must be cpu, cuda or auto", text)};
-  return *parsed;
-}
-
 int run_explain(const ExplainArgs& args) {
-  const Backend backend = pick_explain_backend(args.backend);
+  const Backend backend = pick_backend(args.backend, args.device);
+  check_device_applies(args.device, backend);
   bench::Options o;
   o.variants = parse_names(args.variants, "explain VARIANT");
   o.config = args.config;
@@ -70,9 +65,9 @@ int run_explain(const ExplainArgs& args) {
   std::unique_ptr<Executor> executor;
   if (backend == Backend::Cpu) {
     executor = make_cpu_executor();
-  } else if (Status s = make_cuda_executor(executor); !s) {
-    fmt::print(stderr, "gemmlab explain: --backend cuda: {}\n", s.describe());
-    return kExitFailure;
+  } else if (Status s = make_cuda_executor(executor, args.device.value_or(0)); !s) {
+    fmt::print(stderr, "gemmlab explain: --backend cuda: {}\n", device_error_text(s, args.device));
+    return s.code() == StatusCode::InvalidValue ? kExitUsage : kExitFailure;
   }
   check_selection(o, backend);
   if (args.dry_run) {

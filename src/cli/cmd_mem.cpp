@@ -21,6 +21,7 @@ int run_mem(const MemArgs& args) {
     return kExitOk;
   }
   cuda::MemOptions o;
+  o.device = args.device.value_or(0);
   if (args.experiments) o.experiments = parse_names(*args.experiments, "--experiments");
   if (args.reps > 0) o.timing.reps = args.reps;
   if (args.warmup >= 0) o.timing.warmup = args.warmup;
@@ -36,7 +37,7 @@ int run_mem(const MemArgs& args) {
 
   cuda::MemReport report;
   if (Status s = cuda::run_mem(o, report); !s) {
-    fmt::print(stderr, "gemmlab mem: {}\n", s.describe());
+    fmt::print(stderr, "gemmlab mem: {}\n", device_error_text(s, args.device));
     return s.code() == StatusCode::InvalidValue ? kExitUsage : kExitFailure;
   }
   if (args.format == "json")

@@ -20,6 +20,7 @@ enum ExitCode : int { kExitOk = 0, kExitFailure = 1, kExitUsage = 2 };
 struct SelectionArgs {
   std::string command_line;  // the whole command line, for the stderr line and the JSON
   std::string backend = "auto";
+  std::optional<int> device;  // --device: a CUDA ordinal (absent: 0)
   std::string dtype = "f32";  // --dtype: f32, tf32, bf16 or f16
   std::optional<std::string> variants;
   std::string config;  // --config: a named configuration of the rungs in --variants
@@ -52,6 +53,7 @@ struct ExplainArgs {
   std::string variants;
   std::string config;
   std::string backend = "auto";
+  std::optional<int> device;
   std::string dtype = "f32";
   std::optional<std::string> mnk;
   std::string trans = "NN";
@@ -68,12 +70,21 @@ struct ExplainArgs {
 
 // gemmlab mem.
 struct MemArgs {
+  std::optional<int> device;
   std::optional<std::string> experiments;
   std::string format = "table";
   std::string output;
   int reps = 0;     // 0: the lab's default
   int warmup = -1;  // -1: the lab's default
   bool list = false;
+};
+
+// gemmlab device.
+struct DeviceArgs {
+  std::optional<int> device;
+  bool all = false;  // every visible device, facts and peaks, nothing measured
+  std::string format = "table";
+  std::string output;
 };
 
 // gemmlab compare OLD.json NEW.json.
@@ -108,7 +119,18 @@ int run_bench(const SelectionArgs& args, bool verify_only);
 
 void add_explain_options(CLI::App& command, ExplainArgs& args);
 int run_explain(const ExplainArgs& args);
-int run_device(const std::string& format, const std::string& output);
+// --device N on `command`: a CUDA ordinal among the visible devices (CUDA_VISIBLE_DEVICES
+// applies), checked against the device count when the device is chosen.
+CLI::Option* add_device_option(CLI::App& command, std::optional<int>& device);
+// --device with a backend that is not cuda: a UsageError (the CPU has no devices to choose).
+void check_device_applies(const std::optional<int>& device, Backend backend);
+// The backend of --backend TEXT: auto is cuda when a GPU is present or --device names one.
+Backend pick_backend(const std::string& text, const std::optional<int>& device);
+// A Status from choosing --device (make_cuda_executor, measure_ceilings, run_mem) as the
+// CLI says it: the flag named where the ordinal was out of range.
+std::string device_error_text(const Status& s, const std::optional<int>& device);
+
+int run_device(const DeviceArgs& args);
 int run_mem(const MemArgs& args);
 void add_compare_options(CLI::App& command, CompareArgs& args);
 int run_compare(const CompareArgs& args);

@@ -43,13 +43,18 @@ int main(int argc, char** argv) {
       "explain", "A rung's model (flops, CGMA, traffic, roofline, occupancy) next to its measurement");
   add_explain_options(*explain, explain_args);
 
-  std::string device_format = "table", device_output;
-  CLI::App* device = app.add_subcommand("device", "Device facts and measured ceilings (copy, read, FMA, SGEMM)");
-  device->add_option("--format", device_format, "table or json")->check(CLI::IsMember({"table", "json"}));
-  device->add_option("--output", device_output, "Write the report to this file instead of stdout (written whole)");
+  DeviceArgs device_args;
+  CLI::App* device = app.add_subcommand(
+      "device", "Device facts, peaks computed from them and measured ceilings (copy, read, FMA, SGEMM)");
+  CLI::Option* device_all =
+      device->add_flag("--all", device_args.all, "List every visible GPU (facts and peaks, nothing measured)");
+  add_device_option(*device, device_args.device)->excludes(device_all);
+  device->add_option("--format", device_args.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  device->add_option("--output", device_args.output, "Write the report to this file instead of stdout (written whole)");
 
   MemArgs mem_args;
   CLI::App* mem = app.add_subcommand("mem", "The memory lab: verified bandwidth sweeps against the copy ceiling");
+  add_device_option(*mem, mem_args.device);
   mem->add_option_function<std::string>(
       "--experiments", [&mem_args](const std::string& v) { mem_args.experiments = v; },
       "Comma-separated experiment names (default: all)");
@@ -93,7 +98,7 @@ int main(int argc, char** argv) {
     if (*bench) return run_bench(bench_args, false);
     if (*verify) return run_bench(verify_args, true);
     if (*explain) return run_explain(explain_args);
-    if (*device) return run_device(device_format, device_output);
+    if (*device) return run_device(device_args);
     if (*mem) return run_mem(mem_args);
     if (*compare) return run_compare(compare_args);
   } catch (const UsageError& e) {

@@ -98,7 +98,9 @@ class ProfilerRange {
 };
 
 std::unique_ptr<Executor> make_cpu_executor();
-// NotSupported in a build without CUDA or on a machine without a device.
-Status make_cuda_executor(std::unique_ptr<Executor>& out);
+// On CUDA device `device` (an ordinal among the visible devices; -1: the thread's current
+// one). NotSupported in a build without CUDA or on a machine without a device; InvalidValue,
+// naming how many devices there are, for an ordinal out of range.
+Status make_cuda_executor(std::unique_ptr<Executor>& out, int device = 0);
 
 }  // namespace gemmlab

@@ -29,6 +29,7 @@ struct TimingOptions {
 // ---- measured ceilings --------------------------------------------------------
 
 struct CeilingOptions {
+  int device = -1;     // CUDA ordinal (select_device); -1: the current device, as an executor chose it
   bool copy = true;    // cudaMemcpyAsync device to device and the copy kernels
   bool read = true;    // the read-only (reduction) kernel
   bool fma = true;     // FP32 FMA rate from registers
@@ -73,8 +74,9 @@ struct Ceilings {
   }
 };
 
-// Selects device 0, reads its facts and measures what `options` asks for. Buffers are
-// allocated before any timing; every copy and read is checked for intact data.
+// Selects options.device (select_device: an ordinal out of range is InvalidValue naming the
+// device count), reads its facts and measures what `options` asks for. Buffers are allocated
+// before any timing; every copy and read is checked for intact data.
 Status measure_ceilings(const CeilingOptions& options, DeviceFacts& facts, Ceilings& out);
 
 // ---- kernel attributes ----------------------------------------------------------
@@ -93,6 +95,12 @@ struct KernelAttributes {
 };
 
 Status kernel_attributes(const KernelInfo& kernel, KernelAttributes& out);
+
+// ---- every visible device ------------------------------------------------------------
+
+// The facts of every visible device (CUDA_VISIBLE_DEVICES applies), in ordinal order;
+// NotSupported where there is none. Measures nothing and makes no device current.
+Status query_all_devices(std::vector<DeviceFacts>& out);
 
 // ---- the memory lab -------------------------------------------------------------
 
@@ -125,6 +133,7 @@ struct MemRow {
 };
 
 struct MemOptions {
+  int device = -1;                       // CUDA ordinal, as CeilingOptions::device
   std::vector<std::string> experiments;  // empty: all, in registry order
   TimingOptions timing{2, 10};
   // Streaming buffers hold this many L2 sizes (2 GiB on an H100): a kernel's ramp-up and

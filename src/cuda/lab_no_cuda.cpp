@@ -11,6 +11,7 @@ Status no_cuda() {
 
 Status measure_ceilings(const CeilingOptions&, DeviceFacts&, Ceilings&) { return no_cuda(); }
 Status kernel_attributes(const KernelInfo&, KernelAttributes&) { return no_cuda(); }
+Status query_all_devices(std::vector<DeviceFacts>&) { return no_cuda(); }
 std::vector<MemExperimentInfo> mem_experiments() { return {}; }
 Status run_mem(const MemOptions&, MemReport&) { return no_cuda(); }
 

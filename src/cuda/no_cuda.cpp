@@ -15,7 +15,7 @@ Status scale_c(const GemmProblem&, Stream) {
 }
 }  // namespace cuda
 
-Status make_cuda_executor(std::unique_ptr<Executor>&) {
+Status make_cuda_executor(std::unique_ptr<Executor>&, int) {
   return {StatusCode::NotSupported,
           "this build of gemmlab has no CUDA backend (configure with nvcc present or -DGEMMLAB_CUDA=ON)"};
 }

@@ -264,8 +264,9 @@ Status measure_sgemm(Setup& st, Ceilings& out) {
 
 Status measure_ceilings(const CeilingOptions& o, DeviceFacts& facts, Ceilings& out) {
   if (!device_present()) return {StatusCode::NotSupported, "no CUDA device is present on this machine"};
-  CUDA_CHECK(cudaSetDevice(0));
-  GEMMLAB_TRY(query_device(0, facts));
+  int ordinal = 0;
+  GEMMLAB_TRY(select_device(o.device, ordinal));
+  GEMMLAB_TRY(query_device(ordinal, facts));
   out = Ceilings{};
   StreamOwner stream;
   GEMMLAB_TRY(make_stream(stream));

@@ -62,6 +62,7 @@ Status run_mem(const MemOptions& o, MemReport& out) {
 
   // The copy ceiling of this run: cudaMemcpy device to device and the copy kernels.
   CeilingOptions ceiling_options;
+  ceiling_options.device = o.device;  // chosen there; the experiments below run on it
   ceiling_options.read = ceiling_options.fma = ceiling_options.sgemm = false;
   ceiling_options.buffer_l2_multiple = o.buffer_l2_multiple;
   ceiling_options.timing = o.timing;

@@ -11,8 +11,10 @@
 namespace gemmlab::cuda {
 
 struct DeviceFacts {
-  int ordinal = 0;
+  int ordinal = 0;       // the CUDA ordinal among the visible devices (CUDA_VISIBLE_DEVICES)
   std::string name;
+  std::string pci_bus_id;  // "0000:18:00.0": which board it is, whatever the ordinal
+  std::string uuid;        // "GPU-..." as nvidia-smi prints it (a MIG instance's for MIG)
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
   int max_sm_clock_mhz = 0;
@@ -34,10 +36,18 @@ struct DeviceFacts {
 };
 
 bool device_present();
-// The current device's SM count (read once; 1 if unreadable), for persistent grids and
-// wave-aware tile choices.
+// Visible CUDA devices (0 where there are none or no driver).
+int device_count();
+// The one place a device is chosen: makes `ordinal` the calling thread's current device
+// (-1: keep the current one, device 0 in a fresh process) and returns it in `chosen`.
+// An ordinal out of range is InvalidValue naming how many devices there are.
+Status select_device(int ordinal, int& chosen);
+// "CUDA_VISIBLE_DEVICES=1,3 hides the others" or "" when the variable is not set.
+std::string visible_devices_note();
+// The current device's SM count (1 if unreadable), for persistent grids and wave-aware tile
+// choices. Read at each call, so it follows select_device (the driver answers from memory).
 int device_sm_count();
-// The current device's compute capability as 10 * major + minor (read once; 0 if unreadable).
+// The current device's compute capability as 10 * major + minor (0 if unreadable).
 int device_compute_capability();
 Status query_device(int ordinal, DeviceFacts& out);
 // Key/value text for result files.

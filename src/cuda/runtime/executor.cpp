@@ -31,9 +31,12 @@ class DeviceBufferImpl final : public Buffer {
 
 class CudaExecutor final : public Executor {
  public:
-  Status init() {
-    CUDA_CHECK(cudaSetDevice(0));
-    GEMMLAB_TRY(cuda::query_device(0, facts_));
+  // Chooses the device before anything touches one: every stream, event and buffer below,
+  // and every kernel the harness launches on this thread, belong to it.
+  Status init(int device) {
+    int ordinal = 0;
+    GEMMLAB_TRY(cuda::select_device(device, ordinal));
+    GEMMLAB_TRY(cuda::query_device(ordinal, facts_));
     GEMMLAB_TRY(cuda::make_stream(stream_));
     GEMMLAB_TRY(cuda::make_event(start_));
     GEMMLAB_TRY(cuda::make_event(stop_));
@@ -120,11 +123,11 @@ class CudaExecutor final : public Executor {
 
 }  // namespace
 
-Status make_cuda_executor(std::unique_ptr<Executor>& out) {
+Status make_cuda_executor(std::unique_ptr<Executor>& out, int device) {
   if (!cuda::device_present())
     return {StatusCode::NotSupported, "no CUDA device is present on this machine"};
   auto executor = std::make_unique<CudaExecutor>();
-  GEMMLAB_TRY(executor->init());
+  GEMMLAB_TRY(executor->init(device));
   out = std::move(executor);
   return Status::ok();
 }
