@@ -73,8 +73,11 @@ def plot_explain(path, out):
     rs = e["results"]
     names = [r["variant"] for r in rs]
     measured = [r.get("gflops", 0) / 1e3 for r in rs]
-    roof = [r["explain"].get("roofline", {}).get("compute_gflops", 0) / 1e3 if r["explain"].get("roofline") else 0
-            for r in rs]
+    # The FMA line from the SIMT rungs' bound only: tensor-core rungs are bound by their type's
+    # peak (roofline.compute_ceiling says which; runs before it had SIMT rooflines only).
+    fma_bound = [r["explain"].get("roofline") for r in rs]
+    roof = [b.get("compute_gflops", 0) / 1e3 if b and b.get("compute_ceiling", "FP32").startswith("FP32") else 0
+            for b in fma_bound]
     # The seeds' bound: every load served by DRAM (bandwidth x CGMA / 4), capped by the FMA peak.
     seed = [min(r["explain"]["roofline"].get("seed_bound_gflops", 0), r["explain"]["roofline"].get("compute_gflops", 0)) / 1e3
             if r["explain"].get("roofline") and r["explain"].get("model", {}).get("cgma") else 0 for r in rs]
