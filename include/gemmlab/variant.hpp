@@ -81,6 +81,15 @@ struct Variant {
   // where `configs` is.
   std::function<Status(std::string_view name, Variant& out)> configure;
   bool anchor = false;     // a vendor library every other rung is compared with
+  // What it needs of the GPU (CUDA variants), checked before any launch against the device
+  // and against the code this build carries (gemmlab/availability.hpp); `gemmlab list`
+  // shows it per device. min_compute_capability: 10 * major + minor (80 for sm_80), 0 for
+  // any GPU the build supports. arch_specific: the arch-specific target its kernels are
+  // compiled for ("90a"), which runs on that one compute capability only; empty for
+  // portable code. arch_features: what needs them, for people ("TMA and wgmma").
+  int min_compute_capability = 0;
+  std::string arch_specific;
+  std::string arch_features;
   int threads = 1;         // CPU: threads it uses (0 = all cores); CUDA: unused
   // Runs on the tensor cores: the FP32 FMA rate, explain's measured compute ceiling, does
   // not bound it (even with f32 data and accuracy, as 3xTF32).

@@ -13,6 +13,7 @@
 #include "cpu/thread_pool.hpp"
 #include "core/random.hpp"
 #include "core/reference.hpp"
+#include "gemmlab/availability.hpp"
 #include "gemmlab/gemm.hpp"
 #include "gemmlab/registry.hpp"
 
@@ -328,6 +329,14 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
     r.beta = o.beta;
     r.seed = seed;
     r.model = v->model(problem);
+    // A rung this GPU or this build cannot run (what it needs: Variant::min_compute_capability,
+    // arch_specific) is skipped by name, before its can_implement.
+    if (const std::string not_here = unavailable_here(*v); !not_here.empty()) {
+      r.status = "skipped";
+      r.message = "cannot run here: " + not_here;
+      records.push_back(std::move(r));
+      continue;
+    }
     if (Status why = v->can_implement(problem); !why) {
       r.status = "skipped";
       r.message = why.message();
@@ -466,6 +475,12 @@ Status select_variants(const Options& o, Backend backend, std::vector<Variant>& 
                           to_string(v->compute), to_string(o.dtype),
                           its ? fmt::format(" (run it with --dtype {})", to_string(*its)) : "")};
     }
+    // Named, it must run: one this GPU or this build cannot run is a usage error saying why.
+    // (Without any device, the executor says so.)
+    if (v->backend == Backend::Cuda && cuda_device_present())
+      if (const std::string not_here = unavailable_here(*v); !not_here.empty())
+        return {StatusCode::InvalidValue,
+                fmt::format("variant '{}' cannot run here: {} (gemmlab list shows what runs)", name, not_here)};
     Variant configured;
     // The anchor runs as the vendor ships it; every other named rung takes the configuration.
     GEMMLAB_TRY(configure(*v, v->anchor ? std::string_view{} : std::string_view{o.config}, configured));

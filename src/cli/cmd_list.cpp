@@ -1,10 +1,13 @@
 // gemmlab list: every registered variant with its technique and configuration; with
-// --configs, the named configurations each rung can run (bench --config NAME).
+// --configs, the named configurations each rung can run (bench --config NAME). With a CUDA
+// device, whether each CUDA rung runs on it and, where not, why (what it needs of the GPU
+// against this GPU and the architectures this build carries code for).
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "gemmlab/availability.hpp"
 #include "gemmlab/registry.hpp"
 
 namespace gemmlab::cli {
@@ -20,15 +23,21 @@ int run_list(const std::string& backend, const std::string& format, bool with_co
     if (b == Backend::Cuda && !cuda_built())
       table += "cuda: not in this build (configure with nvcc present or -DGEMMLAB_CUDA=ON)\n";
     else if (b == Backend::Cuda && !cuda_device_present())
-      table += "cuda: built, but no CUDA device is present on this machine\n";
+      table += fmt::format("cuda: built for {}, but no CUDA device is present on this machine\n",
+                           cuda_architectures());
     if (list.empty()) continue;
-    table += fmt::format("{:>4} {:<6} {:<22} {:<6} {:<6} {:<62} {}\n", "rung", "backend", "variant", "input",
-                         "math", "technique", "config");
+    // "runs here" only where it can be known: the CPU, or a CUDA device.
+    const bool here_known = b == Backend::Cpu || cuda_device_present();
+    table += fmt::format("{:>4} {:<6} {:<22} {:<6} {:<6} {}{:<62} {}\n", "rung", "backend", "variant", "input",
+                         "math", here_known ? "runs here " : "", "technique", "config");
     for (const Variant& v : list) {
-      table += fmt::format("{:>4} {:<6} {:<22} {:<6} {:<6} {:<62} {}\n",
+      const std::string why_not = here_known ? unavailable_here(v) : std::string();
+      table += fmt::format("{:>4} {:<6} {:<22} {:<6} {:<6} {}{:<62} {}\n",
                            v.rung > 0 ? fmt::format("{:02d}", v.rung) : "-", to_string(v.backend), v.name,
                            to_string(v.input), to_string(v.compute),
-                           v.technique, v.config.to_string());
+                           here_known ? fmt::format("{:<10}", why_not.empty() ? "yes" : "no") : "", v.technique,
+                           v.config.to_string());
+      if (!why_not.empty()) table += fmt::format("{:>11}   runs here: no, {}\n", "", why_not);
       nlohmann::json configs = nlohmann::json::array();
       for (const NamedConfig& c : v.configs) {
         configs.push_back({{"name", c.name}, {"description", c.description}});
@@ -46,7 +55,15 @@ int run_list(const std::string& backend, const std::string& format, bool with_co
                      {"config", v.config.to_string()},
                      {"configurations", configs},
                      {"anchor", v.anchor},
-                     {"threads", v.threads}});
+                     {"threads", v.threads},
+                     {"min_compute_capability", v.min_compute_capability},
+                     {"arch_specific", v.arch_specific},
+                     {"arch_features", v.arch_features}});
+      // Known on the CPU and with a CUDA device; absent otherwise.
+      if (here_known) {
+        doc.back()["runs_here"] = why_not.empty();
+        if (!why_not.empty()) doc.back()["not_here_because"] = why_not;
+      }
     }
     table += '\n';
   }

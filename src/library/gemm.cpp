@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cpu/scale.hpp"
+#include "gemmlab/availability.hpp"
 #include "cuda/backend.hpp"
 
 namespace gemmlab {
@@ -53,6 +54,9 @@ bool cuda_device_present() { return cuda::device_present(); }
 Status gemm(const GemmProblem& problem, const Variant& variant, Stream stream) {
   GEMMLAB_TRY(validate(problem));
   if (problem.m == 0 || problem.n == 0) return Status::ok();
+  // Before anything reaches the device: a kernel built for an architecture without its
+  // instructions has an empty body (src/cuda/arch/target.cuh), so it must never launch.
+  GEMMLAB_TRY(check_runs_here(variant));
   GEMMLAB_TRY(variant.can_implement(problem));
   if (is_scale_only(problem))
     return variant.backend == Backend::Cpu ? cpu::scale_c(problem) : cuda::scale_c(problem, stream);

@@ -59,12 +59,15 @@ INSTANTIATE_TEST_SUITE_P(Experiments, MemLab, ::testing::ValuesIn(experiment_nam
 
 // The read kernels on sizes the lab's buffers never have: under a line, a line short of a
 // bulk tile round, whole rounds plus a slice plus ordinary loads. Fresh random words, the
-// sum compared with the host's (mod 2^32); the bulk read needs sm_90.
+// sum compared with the host's (mod 2^32); the bulk read needs sm_90 (read_bulk_runs).
 TEST(MemLabRead, BothReadsSumEveryWordOfAwkwardSizes) {
   REQUIRE_DEVICE();
-  int sms = 0, major = 0;
+  int sms = 0, major = 0, optin = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0), cudaSuccess);
+  // sm_90 with room for its stages, and sm_90 code in this build (not in a build for 80).
+  const bool bulk = cuda::mem::read_bulk_runs(major, optin);
   const long long round4 = static_cast<long long>(sms) * cuda::mem::kBulkTileBytes / 16;  // one tile per block
   const std::uint64_t seed = fresh_seed();
   std::mt19937_64 rng(seed);
@@ -90,10 +93,10 @@ TEST(MemLabRead, BothReadsSumEveryWordOfAwkwardSizes) {
     };
     for (int unroll : cuda::mem::kUnrolls)
       sum_of("read_sum", [&] { return cuda::mem::read_sum(data.data(), n4, unroll, 2 * sms, total.as<unsigned>(), nullptr); });
-    if (major >= 9)
+    if (bulk)
       sum_of("read_bulk", [&] { return cuda::mem::read_bulk(data.data(), n4, sms, total.as<unsigned>(), nullptr); });
   }
-  if (major >= 9) {  // a bulk copy cannot start off a 16-byte boundary: refused, not misread
+  if (bulk) {  // a bulk copy cannot start off a 16-byte boundary: refused, not misread
     cuda::DeviceMemory data;
     ASSERT_TRUE(cuda::DeviceMemory::allocate(4096, data).is_ok());
     const Status s = cuda::mem::read_bulk(data.as<unsigned char>() + 4, 100, sms, total.as<unsigned>(), nullptr);

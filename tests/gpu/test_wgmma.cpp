@@ -30,6 +30,7 @@
 #include "cuda/ladder/rungs.hpp"
 #include "cuda/hopper/stream_k.hpp"
 #include "gemmlab/gemm.hpp"
+#include "gemmlab/availability.hpp"
 #include "gemmlab/registry.hpp"
 
 namespace gemmlab {
@@ -44,8 +45,16 @@ bool hopper_present() {
   return major == 9 && minor == 0;
 }
 
-#define REQUIRE_HOPPER() \
-  if (!hopper_present()) GTEST_SKIP() << "no sm_90 CUDA device on this machine (or no CUDA in this build)"
+// An H100 with a build that has no sm_90a code (CMAKE_CUDA_ARCHITECTURES without 90a): the
+// rungs say so (gemmlab/availability.hpp), and these tests skip.
+std::string hopper_code_missing() {
+  const Variant* v = find_variant(Backend::Cuda, "wgmma_bf16");
+  return v ? unavailable_here(*v) : "no wgmma_bf16 in the registry";
+}
+
+#define REQUIRE_HOPPER()                                                                                  \
+  if (!hopper_present()) GTEST_SKIP() << "no sm_90 CUDA device on this machine (or no CUDA in this build)"; \
+  if (const std::string missing = hopper_code_missing(); !missing.empty()) GTEST_SKIP() << "SKIPPED: " << missing
 
 struct DeviceArray {
   void* p = nullptr;

@@ -1,7 +1,8 @@
 // Thread-block clusters (sm_90): blocks of one cluster run on one GPC at the same time and
 // can reach each other's shared memory, so one TMA load can land in several blocks
 // (multicast) and a block can arrive on a peer's mbarrier. Also the warpgroup-local named
-// barrier the epilogues use. Device code only.
+// barrier the epilogues use. Device code only, used only by the Hopper engine's kernels,
+// whose bodies compile only for sm_90a (target.cuh).
 #pragma once
 
 #include <cuda_runtime.h>

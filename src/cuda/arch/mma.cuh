@@ -14,6 +14,10 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "cuda/arch/target.cuh"
+
+// (sm_80 code: mma_sync_kernel compiles its body only where GEMMLAB_CODE_SM80, and so never
+// instantiates these for sm_75.)
 namespace gemmlab::cuda::arch {
 
 // mma.sync.aligned.m16n8k16.row.col.f32.<T>.<T>.f32 for T = bf16 or f16: products exact,

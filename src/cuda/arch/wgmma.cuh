@@ -2,6 +2,8 @@
 // PTX ISA 8.x, section 9.7.15 "Asynchronous Warpgroup Level Matrix Multiply-Accumulate
 // Instructions": wgmma.fence, wgmma.mma_async, wgmma.commit_group, wgmma.wait_group, the
 // shared-memory matrix descriptor (9.7.15.5.1.2.2) and setmaxnreg (9.7.17.1).
+// sm_90a code: only kernel bodies compiled under GEMMLAB_CODE_SM90A (target.cuh) use these,
+// so no other architecture's pass ever emits them.
 #pragma once
 
 #include <cuda_runtime.h>

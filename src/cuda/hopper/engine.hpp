@@ -20,14 +20,6 @@
 
 namespace gemmlab::cuda::hopper {
 
-// What the kernel needs beyond the rung's types: an sm_90 device. (Operands TMA cannot
-// address are copied, tf32 operands that are not K-major rewritten K-major: run().)
-inline Status check_kernel(const std::string& rung) {
-  if (device_compute_capability() != 90)
-    return {StatusCode::ArchMismatch, rung + " needs an sm_90 GPU (wgmma and setmaxnreg are sm_90a code)"};
-  return Status::ok();
-}
-
 // One problem's way through the engine, before any copy runs.
 struct Setup {
   RowMajorGemm g;  // the kernel's problem (C^T's where c_transposed), on the caller's operands
@@ -114,10 +106,16 @@ inline Traffic model_of(const GemmProblem& p) {
   return t;
 }
 
-// `v`'s prepare, run and kernel_info bound to configuration `config` (its options captured by
-// value), on the rung's workspace; `kernel` names the kernel for explain.
+// `v`'s requirements, prepare, run and kernel_info bound to configuration `config` (its
+// options captured by value), on the rung's workspace; `kernel` names the kernel for explain.
 template <class E, bool Split>
 void bind(Variant& v, std::string_view config, const Options& o, Workspace& w, const char* kernel) {
+  // sm_90a code, which the library checks before any launch (gemmlab/availability.hpp).
+  // (Operands TMA cannot address are copied, tf32 operands that are not K-major rewritten
+  // K-major: run().)
+  v.min_compute_capability = 90;
+  v.arch_specific = "90a";
+  v.arch_features = "TMA, wgmma, setmaxnreg and clusters";
   v.config_name = std::string(config);
   v.configs = configurations(Split);
   v.prepare = [o, &w](const GemmProblem& p) { return prepare<E, Split>(p, o, w); };

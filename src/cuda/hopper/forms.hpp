@@ -175,7 +175,7 @@ inline int grid_size(int units, int resident_clusters, int cluster_m) {
 
 // The launch attributes: the cluster shape, and programmatic stream serialisation (PDL), so
 // that the kernel is launched while the operand copy before it drains and waits for it in
-// cudaGridDependencySynchronize() (repitch_kernel says why).
+// arch::wait_for_dependencies() (repitch_kernel says why).
 struct LaunchAttributes {
   cudaLaunchAttribute attrs[2];
 };

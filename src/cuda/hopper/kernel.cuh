@@ -27,7 +27,9 @@
 #include <cstdint>
 
 #include "cuda/arch/cluster.cuh"
+#include "cuda/arch/grid_dependency.cuh"
 #include "cuda/arch/smem.cuh"
+#include "cuda/arch/target.cuh"
 #include "cuda/arch/wgmma.cuh"
 #include "cuda/hopper/config.cuh"
 #include "cuda/hopper/consumer.cuh"
@@ -243,6 +245,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   static_assert(!(StreamK && Promote), "the stream-K tail: one K pass");
   static_assert(!(TransA && !E::kMnMajor && Promote), "A from registers: one plain K pass");
   static_assert(!StreamK || ClusterM == 2, "the stream-K tail: clusters of 2");
+  // sm_90a code: in a build whose list lacks 90a the body compiles to nothing (target.cuh).
+#if GEMMLAB_CODE_SM90A
   extern __shared__ unsigned char smem_raw[];
   __shared__ std::uint64_t full[kStages], empty[kStages];
   __shared__ int tail_last;
@@ -271,7 +275,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Launched as a programmatic dependent (launch_config): the kernel before it in the stream
   // (an operand copy) may still be running. Nothing above touched global memory; from here
   // on its writes are complete and visible. (A no-op when nothing is pending.)
-  cudaGridDependencySynchronize();
+  arch::wait_for_dependencies();
 
   const int tiles_m = ceil_div(e.m, kBM), tiles_n = ceil_div(e.n, kBN);
   const int units = ceil_div(tiles_m, ClusterM) * tiles_n;
@@ -291,6 +295,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   // A block leaves only when its peers no longer copy into it or arrive on its barriers.
   if constexpr (ClusterM > 1) arch::cluster_sync();
+#endif
 }
 
 }  // namespace gemmlab::cuda::hopper

@@ -16,6 +16,7 @@
 
 #include "cuda/arch/cp_async.cuh"
 #include "cuda/tiles/common.cuh"
+#include "cuda/tiles/device_limits.hpp"
 #include "cuda/tiles/kernel_info.hpp"
 #include "cuda/tiles/operand_staging.cuh"
 #include "cuda/ladder/rungs.hpp"
@@ -240,6 +241,7 @@ using Tile128x128k8Rows =
 struct PipelinedChoice {
   const char* name;
   int bm, bn, bk, wm, wn, stages, min_blocks, threads;
+  int smem_bytes;  // dynamic shared memory per block: kStages x ((BK, BM + pad) + (BK, BN + pad))
   Schedule schedule;
   OuterProduct order;
   Status (*launch)(const GemmArgs&, bool, bool, cudaStream_t);
@@ -249,7 +251,8 @@ struct PipelinedChoice {
 template <class Cfg>
 constexpr PipelinedChoice choice(const char* name) {
   return {name,         Cfg::BM,   Cfg::BN,     Cfg::BK,     Cfg::WM, Cfg::WN, Cfg::kStages, Cfg::kMinBlocks,
-          Cfg::kThreads, Cfg::kSchedule, Cfg::kOrder, launch<Cfg>, describe_pipelined<Cfg>};
+          Cfg::kThreads, PipelinedLayout<Cfg>::kSmemBytes, Cfg::kSchedule, Cfg::kOrder, launch<Cfg>,
+          describe_pipelined<Cfg>};
 }
 
 constexpr std::array kChoices = {choice<Tile256x128>("256x128"),         choice<Tile128x128k8>("128x128k8"),
@@ -259,8 +262,9 @@ constexpr std::array kChoices = {choice<Tile256x128>("256x128"),         choice<
                                  choice<Tile256x128faRows>("256x128fa_rows"),
                                  choice<Tile128x128k8Rows>("128x128k8_rows")};
 
-// Per way A arrives, the configurations to try from the largest tile down: the first
-// whose grid has at least `min_waves` blocks per SM is used (0.9: 2048^2 gives 128
+// Per way A arrives, the configurations to try from the largest tile down: the first that
+// fits the device's shared memory (the 256 x 128 tiles take 74 KiB, more than sm_75's 64)
+// and whose grid has at least `min_waves` blocks per SM is used (0.9: 2048^2 gives 128
 // large tiles for 132 SMs, still faster than 512 small ones). Staged through registers
 // (NN, NT) the 256 x 128 tile with fragments loaded a step ahead measured best (NN 44.8
 // against 43.5 TFLOP/s at 4096^3); by cp.async (TN, TT) the 128 x 128 tile with BK = 8,
@@ -325,6 +329,7 @@ const PipelinedChoice& pick(const RowMajorGemm& g, Forced forced) {
   const auto choose = [&](const auto& table) -> const PipelinedChoice& {
     for (const TableEntry& e : table) {
       const PipelinedChoice& c = *find_choice(e.config);
+      if (!smem_fits(c.smem_bytes)) continue;
       const double blocks = static_cast<double>(ceil_div(g.m, c.bm)) * ceil_div(g.n, c.bn);
       if (blocks >= e.min_waves * device_sm_count()) return c;
     }
@@ -376,7 +381,7 @@ std::string describe_choice(const PipelinedChoice& c) {
 std::vector<NamedConfig> configurations() {
   std::vector<NamedConfig> configs = {
       {std::string(kAuto), "tiles per problem shape (256x128fa or 128x128k8 down to 64x64 as the grid fills the "
-                           "SMs), A transposed into a workspace for NN with n >= " +
+                           "SMs, of those that fit the GPU's shared memory), A transposed into a workspace for NN with n >= " +
                                std::to_string(kTransposeMinN)}};
   for (const PipelinedChoice& c : kChoices) configs.push_back({c.name, describe_choice(c)});
   return configs;
@@ -409,7 +414,11 @@ Variant make_variant(Forced forced) {
   v.config_name = forced ? forced->name : std::string(kAuto);
   v.configs = configurations();
   v.configure = configure;
-  v.can_implement = [](const GemmProblem& p) { return require_f32_simt(p, "pipelined"); };
+  v.can_implement = [forced](const GemmProblem& p) {
+    GEMMLAB_TRY(require_f32_simt(p, "pipelined"));
+    // "auto" picks only configurations that fit; a forced one may not.
+    return forced ? require_smem(forced->smem_bytes, "pipelined", forced->name) : Status::ok();
+  };
   v.prepare = [forced](const GemmProblem& p) { return prepare(p, forced); };
   v.run = [forced](const GemmProblem& p, Stream s) { return run(p, s, forced); };
   v.kernel_info = [forced](const GemmProblem& p, KernelInfo& out) { return kernel_info(p, out, forced); };
@@ -419,7 +428,7 @@ Variant make_variant(Forced forced) {
     Traffic t = minimum_traffic(p);
     set_loads_per_fma(t, p, 1.0 / c.bn + 1.0 / c.bm);
     t.threads_per_block = c.threads;
-    t.smem_bytes_per_block = static_cast<std::int64_t>(c.stages) * c.bk * (c.bm + c.bn + 2 * kPad) * 4;
+    t.smem_bytes_per_block = c.smem_bytes;
     return t;
   };
   return v;

@@ -24,8 +24,10 @@
 #include "cuda/arch/cp_async.cuh"
 #include "cuda/arch/ldmatrix.cuh"
 #include "cuda/arch/mma.cuh"
+#include "cuda/arch/target.cuh"
 #include "cuda/tiles/block_order.cuh"
 #include "cuda/tiles/common.cuh"
+#include "cuda/tiles/device_limits.hpp"
 #include "cuda/tiles/kernel_info.hpp"
 #include "cuda/ladder/rungs.hpp"
 #include "cuda/runtime/check.hpp"
@@ -188,6 +190,7 @@ struct WarpMma {
   }
 };
 
+#if GEMMLAB_CODE_SM80  // (only the kernel's sm_80 body stores)
 // C(row, col..col+1) <- alpha * (v0, v1) + beta * C; beta = 0 never reads C. One 8-byte
 // access when C's rows allow it (`pair_ok`) and both lie inside C.
 __device__ __forceinline__ void store_pair(const MmaArgs& g, int row, int col, float v0, float v1, bool pair_ok) {
@@ -206,10 +209,14 @@ __device__ __forceinline__ void store_pair(const MmaArgs& g, int row, int col, f
   out[0] = g.beta == 0.0f ? g.alpha * v0 : fmaf(g.beta, out[0], g.alpha * v0);
   if (col + 1 < g.n) out[1] = g.beta == 0.0f ? g.alpha * v1 : fmaf(g.beta, out[1], g.alpha * v1);
 }
+#endif
 
 template <class Cfg, class T, bool TransA, bool TransB, bool Async>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     mma_sync_kernel(MmaArgs g, bool pair_c, int tiles_m, int tiles_n) {
+  // mma.sync on 2-byte types is sm_80 code: for sm_75 the body compiles to nothing, and the
+  // rung declares compute capability 8.0 (target.cuh).
+#if GEMMLAB_CODE_SM80
   using L = MmaLayout<Cfg, TransA, TransB>;
   extern __shared__ uint4 smem_chunks[];  // uint4: 16-byte alignment for cp.async and ldmatrix
   Bits* sA = reinterpret_cast<Bits*>(smem_chunks);  // kStages x A tile
@@ -270,6 +277,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       store_pair(g, row, col, mma.acc[mi][ni][0], mma.acc[mi][ni][1], pair_c);
       store_pair(g, row + 8, col, mma.acc[mi][ni][2], mma.acc[mi][ni][3], pair_c);
     }
+#else
+  // (What only the body uses, named once, so the pass without it has nothing to warn of.)
+  using L = MmaLayout<Cfg, TransA, TransB>;
+  static_assert(Cfg::kGroupM > 0 && Cfg::MI * Cfg::NI > 0 && sizeof(WarpMma<Cfg, T, TransA, TransB>) > 0 &&
+                L::A::kOuter * L::A::kInner * L::B::kOuter * L::B::kInner > 0);
+#endif
 }
 
 // cp.async moves 16 bytes from 16-byte aligned addresses: every row start of the operand
@@ -376,11 +389,20 @@ const MmaChoice* find_choice(std::string_view name) {
 using Forced = const MmaChoice*;
 
 // NT measured 6-10 % faster with BK = 64 (half the barriers); the other transpositions
-// equal within noise, and the 32-deep tile needs no spill.
+// equal within noise, and the 32-deep tile needs no spill. The 64-deep tile takes 108 KiB of
+// shared memory, more than sm_86 and sm_89 allow a block (99 KiB): there NT takes the 32-deep
+// one (80 KiB) too.
 template <class T>
 const MmaChoice& pick(const RowMajorGemm& rm, Forced forced) {
   if (forced) return *forced;
-  return *find_choice<T>(!rm.trans_a && rm.trans_b ? "128x128x64" : "128x128x32");
+  const MmaChoice& wide = *find_choice<T>("128x128x64");
+  if (!rm.trans_a && rm.trans_b && smem_fits(wide.smem_bytes(rm.trans_a, rm.trans_b))) return wide;
+  return *find_choice<T>("128x128x32");
+}
+
+// The configuration pick() runs must fit the device's shared memory (a forced one may not).
+Status fits_device(const MmaChoice& c, const RowMajorGemm& rm, const char* rung) {
+  return require_smem(c.smem_bytes(rm.trans_a, rm.trans_b), rung, c.name);
 }
 
 template <class T>
@@ -396,22 +418,11 @@ Status kernel_info(const GemmProblem& p, KernelInfo& out, Forced forced) {
   return c.describe(make_args<Bits>(rm), rm.trans_a, rm.trans_b, c.name, out);
 }
 
-// mma.sync on bf16 and f16 needs sm_80 or later.
-constexpr int kMinComputeCapability = 80;
-
-Status require_tensor_cores(const char* rung) {
-  const int cc = device_compute_capability();
-  if (cc < kMinComputeCapability)
-    return {StatusCode::ArchMismatch, std::string(rung) + ": mma.sync on 2-byte types needs compute capability 8.0 "
-                                                          "or later (this device: " + std::to_string(cc / 10) + "." +
-                                          std::to_string(cc % 10) + ")"};
-  return Status::ok();
-}
-
 template <class T>
 std::vector<NamedConfig> configurations() {
   std::vector<NamedConfig> configs = {
-      {std::string(kAuto), "128x128x64 for NT (half the barriers), 128x128x32 for the other transpositions"}};
+      {std::string(kAuto), "128x128x64 for NT (half the barriers) where its 108 KiB of shared memory fit, "
+                           "128x128x32 otherwise"}};
   for (const MmaChoice& c : kChoices<T>)
     configs.push_back({c.name, "BM=" + std::to_string(c.bm) + " BN=" + std::to_string(c.bn) + " BK=" +
                                    std::to_string(c.bk) + " WM=" + std::to_string(c.wm) + " WN=" +
@@ -456,9 +467,12 @@ Variant make_variant(DType input, const char* name, Forced forced) {
   v.configure = [input, name](std::string_view config, Variant& out) {
     return configure<T>(input, name, config, out);
   };
-  v.can_implement = [precision, name](const GemmProblem& p) {
+  // mma.m16n8k16 on bf16 and f16: sm_80 (the library checks it, and the build's code, first).
+  v.min_compute_capability = 80;
+  v.arch_features = "mma.sync m16n8k16 on bf16 and f16";
+  v.can_implement = [precision, name, forced](const GemmProblem& p) {
     GEMMLAB_TRY(require_precision(p, precision, name));
-    return require_tensor_cores(name);
+    return fits_device(pick<T>(canonicalize(p), forced), canonicalize(p), name);
   };
   v.run = [forced](const GemmProblem& p, Stream s) { return run<T>(p, s, forced); };
   v.kernel_info = [forced](const GemmProblem& p, KernelInfo& out) { return kernel_info<T>(p, out, forced); };

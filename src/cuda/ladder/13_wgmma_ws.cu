@@ -36,10 +36,7 @@ Variant make_variant(DType input, const char* rung, const char* kernel, std::str
   v.output = DType::F32;
   v.technique = "TMA + wgmma, producer warp and 2 consumer warpgroups, persistent grouped tiles";
   v.config = hopper::config_of(hopper::kBK<Element>);
-  v.can_implement = [input, rung](const GemmProblem& p) -> Status {
-    GEMMLAB_TRY(require_precision(p, *precision_for(input), rung));
-    return hopper::check_kernel(rung);
-  };
+  v.can_implement = [input, rung](const GemmProblem& p) { return require_precision(p, *precision_for(input), rung); };
   hopper::bind<Element, /*Split=*/false>(v, config, options, workspace<Element>(), kernel);
   v.configure = hopper::configurer</*Split=*/false>([input, rung, kernel](std::string_view name,
                                                                          const hopper::Options& o) {

@@ -33,7 +33,7 @@ Status can_implement(const GemmProblem& p) {
   // The small parts start one K extent into each row: TMA coordinates are 32-bit.
   if (p.k > std::numeric_limits<int>::max() / 2 - hopper::kBK<Element>)
     return {StatusCode::NotSupported, std::string(kRung) + ": k must be below 2^30 (both split parts in one row)"};
-  return hopper::check_kernel(kRung);
+  return Status::ok();
 }
 
 // The bound it is verified against. Each operand x = big + small exactly, |small| <= 2^-11

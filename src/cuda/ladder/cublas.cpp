@@ -120,6 +120,12 @@ Variant cublas_gemm_ex_variant(DType dtype) {
                                      : "cuBLAS GemmEx, " + std::string(to_string(dtype)) +
                                            " in, f32 out, CUBLAS_COMPUTE_32F (anchor)";
   v.anchor = true;
+  // bf16 and tf32 tensor-core math: sm_80 (cuBLAS has no bf16 GEMM before, and tf32 would not
+  // be what the anchor measures).
+  if (dtype == DType::BF16 || dtype == DType::TF32) {
+    v.min_compute_capability = 80;
+    v.arch_features = std::string(to_string(dtype)) + " tensor-core math";
+  }
   const std::string name = v.name;
   v.can_implement = [precision, name](const GemmProblem& p) {
     GEMMLAB_TRY(require_precision(p, precision, name.c_str()));

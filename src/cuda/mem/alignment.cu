@@ -216,7 +216,7 @@ Status run(MemContext& ctx, std::vector<MemRow>& rows) {
     row.note = "uint4 reduction over " + std::to_string(resident) + " resident blocks; bytes read";
     GEMMLAB_TRY(read_row(row, [&] { return read_sum(data.data(), n4, unroll, resident, total.as<unsigned>(), ctx.stream); }));
   }
-  if (ctx.facts.cc_major >= 9) {  // bulk copies (TMA) arrived with sm_90
+  if (read_bulk_runs(ctx.facts.cc_major, ctx.facts.smem_per_block_optin)) {  // bulk copies (TMA): sm_90
     MemRow row;
     row.variant = "read_bulk";
     row.param_name = "stage_kib";

@@ -180,7 +180,7 @@ Status measure_read(Setup& st, const DeviceMemory& src, Ceilings& out) {
                          total, expected,
                          [&] { return mem::read_sum(src.data(), n4, unroll, blocks, total.as<unsigned>(), st.s); }, out));
   }
-  if (st.facts.cc_major >= 9) {  // bulk copies (TMA) arrived with sm_90
+  if (mem::read_bulk_runs(st.facts.cc_major, st.facts.smem_per_block_optin)) {  // bulk copies (TMA): sm_90
     GEMMLAB_TRY(read_row(st,
                          make_row("read_bulk",
                                   "reduction over bulk (TMA) copies into " + std::to_string(mem::kBulkStages) + " x " +

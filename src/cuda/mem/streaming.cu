@@ -5,6 +5,7 @@
 #include <cuda/ptx>
 
 #include "cuda/arch/streaming_access.cuh"
+#include "cuda/arch/target.cuh"
 
 namespace gemmlab::cuda::mem {
 namespace {
@@ -65,13 +66,17 @@ __global__ void __launch_bounds__(kStreamThreads)
 // than registers can hold), its threads sum each tile out of shared memory while the next
 // ones land. Blocks take tiles round-robin, then one slice each of the rest, so all read the
 // same bytes (bulk_split.hpp); ordinary loads take the last few kilobytes.
+#if GEMMLAB_CODE_SM90  // (its one caller's body is sm_90 code)
 __device__ void add_block_sum(unsigned acc, unsigned* total) {
   for (int offset = 16; offset > 0; offset >>= 1) acc += __shfl_xor_sync(0xFFFFFFFFu, acc, offset);
   if (threadIdx.x % 32 == 0) atomicAdd(total, acc);
 }
+#endif
 
 __global__ void __launch_bounds__(kBulkThreads)
     read_bulk_kernel(const unsigned char* __restrict__ in, BulkPlan plan, long long n4, unsigned* __restrict__ total) {
+  // cp.async.bulk and mbarrier transaction counts are sm_90 code (read_bulk_runs).
+#if GEMMLAB_CODE_SM90
   namespace ptx = ::cuda::ptx;
   extern __shared__ __align__(128) unsigned char stage[];
   __shared__ std::uint64_t landed[kBulkStages];  // one mbarrier per stage: its bytes arrived
@@ -113,6 +118,7 @@ __global__ void __launch_bounds__(kBulkThreads)
     acc += v.x + v.y + v.z + v.w;
   }
   add_block_sum(acc, total);
+#endif
 }
 
 template <class T>
@@ -175,6 +181,12 @@ Status read_bulk(const void* in, long long n4, int sm_count, unsigned* total, cu
   constexpr int kSmem = kBulkStages * kBulkTileBytes;
   static bool smem_raised = false;  // once: the call costs host time inside a timed repetition
   if (!smem_raised) {
+    // Never launched with an empty body (a build whose code for this GPU predates sm_90).
+    cudaFuncAttributes attributes{};
+    CUDA_CHECK(cudaFuncGetAttributes(&attributes, read_bulk_kernel));
+    if (attributes.ptxVersion < 90)
+      return {StatusCode::ArchMismatch, "read_bulk: this build's code for this GPU has no sm_90 bulk copies (compute_" +
+                                            std::to_string(attributes.ptxVersion) + ")"};
     CUDA_CHECK(cudaFuncSetAttribute(read_bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     smem_raised = true;
   }
@@ -182,6 +194,13 @@ Status read_bulk(const void* in, long long n4, int sm_count, unsigned* total, cu
       static_cast<const unsigned char*>(in), bulk_plan(n4 * 16, sm_count), n4, total);
   CUDA_CHECK_LAUNCH("read_bulk_kernel");
   return Status::ok();
+}
+
+bool read_bulk_runs(int cc_major, int smem_per_block_optin) {
+  if (cc_major < 9 || smem_per_block_optin < kBulkStages * kBulkTileBytes) return false;
+  // The code the driver loaded for this device: compute_80 PTX on an H100 has an empty body.
+  cudaFuncAttributes attributes{};
+  return cudaFuncGetAttributes(&attributes, read_bulk_kernel) == cudaSuccess && attributes.ptxVersion >= 90;
 }
 
 template <class T>

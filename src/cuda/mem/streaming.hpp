@@ -29,8 +29,13 @@ Status copy_float4(const void* in, void* out, long long n4, int unroll, cudaStre
 Status read_sum(const void* in, long long n4, int unroll, int blocks, unsigned* total, cudaStream_t stream);
 
 // The same sum through bulk copies (TMA, sm_90) into a ring of shared-memory stages, one
-// block per SM. `in` 16-byte aligned. Needs compute capability 9.0.
+// block per SM. `in` 16-byte aligned. Runs where read_bulk_runs() says so.
 Status read_bulk(const void* in, long long n4, int sm_count, unsigned* total, cudaStream_t stream);
+
+// Whether read_bulk runs on the current device: compute capability 9.0 or later, its stages
+// fit the device's shared memory per block (smem_per_block_optin, bytes), and this build
+// holds sm_90 code for it (a build for older architectures compiles its body to nothing).
+bool read_bulk_runs(int cc_major, int smem_per_block_optin);
 
 // One element of T per thread: out[i] <- in[i], i < n (T = float, float2, float4).
 template <class T>

@@ -28,6 +28,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "cuda/arch/grid_dependency.cuh"
+#include "cuda/arch/target.cuh"
 #include "cuda/tiles/common.cuh"
 #include "cuda/runtime/check.hpp"
 #include "gemmlab/variant.hpp"
@@ -40,11 +42,20 @@ constexpr int kMaxGridY = 65535;
 constexpr int kRepitchThreads = 256;
 
 // cvt.rna.tf32.f32 (PTX ISA, cvt): x rounded to the nearest tf32 value, ties away from
-// zero, as a float whose low 13 mantissa bits are zero.
+// zero, as a float whose low 13 mantissa bits are zero. The instruction is sm_80 code; the
+// 3xTF32 split that uses it runs on Hopper only, but this header is compiled for every
+// architecture of the build, so sm_75 gets the same rounding in integer arithmetic (half a
+// tf32 ulp added to the magnitude, then truncated; NaN and infinity left as they are).
 __device__ __forceinline__ float round_to_tf32(float x) {
+#if GEMMLAB_CODE_SM80
   std::uint32_t r;
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
   return __uint_as_float(r);
+#else
+  const std::uint32_t bits = __float_as_uint(x);
+  if ((bits & 0x7F800000u) == 0x7F800000u) return x;
+  return __uint_as_float((bits + 0x1000u) & 0xFFFFE000u);
+#endif
 }
 
 // Source: element (r, kk) of op(X) at x[r * ld + kk] (KContiguous) or x[kk * ld + r].
@@ -54,7 +65,7 @@ __global__ void __launch_bounds__(kTile * kBlockRows)
     k_major_kernel(const float* __restrict__ x, long long ld, int rows, int k, float* __restrict__ out,
                    long long pitch, int segment) {
   __shared__ float tile[kTile][kTile + 1];  // [row][kk]; the extra column: see above
-  cudaTriggerProgrammaticLaunchCompletion();  // the GEMM may launch early (repitch_kernel)
+  arch::launch_dependents();  // the GEMM may launch early (repitch_kernel)
   const int k0 = blockIdx.x * kTile;
   const int tx = threadIdx.x, ty = threadIdx.y;
   for (int r0 = blockIdx.y * kTile; r0 < rows; r0 += gridDim.y * kTile) {
@@ -104,13 +115,13 @@ struct RepitchJob {
 // instead of two, so the second copy starts no ramp of its own and the GEMM after it waits
 // for one tail, not two. Each block triggers the dependent launch at once (programmatic
 // dependent launch, PDL): the GEMM's blocks are launched while the last wave of the copy
-// runs, take SMs as they free up and wait in cudaGridDependencySynchronize() for the whole
+// runs, take SMs as they free up and wait in arch::wait_for_dependencies() for the whole
 // copy to finish and be visible, so the launch latency hides behind the copy's tail.
 // (Reading the source with an evict-first hint, so that the copy's output outlives it in L2,
 // measured no faster: 53 against 51 us for both 4095^2 bf16 operands.)
 template <class T>
 __global__ void __launch_bounds__(kRepitchThreads) repitch_kernel(RepitchJob<T> a, RepitchJob<T> b) {
-  cudaTriggerProgrammaticLaunchCompletion();
+  arch::launch_dependents();
   constexpr int kPerStore = 16 / sizeof(T);
   const int stride = gridDim.x * blockDim.x * kPerStore;
   for (int row = blockIdx.y; row < a.rows + b.rows; row += gridDim.y) {
