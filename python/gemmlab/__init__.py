@@ -1,0 +1,581 @@
+"""gemmlab for Python: C <- alpha * a @ b + beta * C on gemmlab's ladder of GEMM implementations.
+
+    import numpy as np, torch, gemmlab
+
+    c = gemmlab.matmul(np_a, np_b)                           # NumPy float32: the CPU backend
+    c = gemmlab.matmul(ta.to(torch.bfloat16), tb.to(torch.bfloat16),
+                       variant="wgmma_ws_bf16")              # the GPU: the tensors' device and current stream
+    gemmlab.matmul(a, b.T, out=c, alpha=2.0, beta=1.0)       # in place, transposed operand, beta reads C
+
+    gemmlab.variants("cuda")        # the rungs: technique, configurations, whether each runs here and why not
+    gemmlab.verify("pipelined")     # gemmlab verify: each rung against the float64 reference
+    gemmlab.bench(shapes=[512])     # gemmlab bench: verified and timed beside the anchor
+    gemmlab.device(0)               # gemmlab device: the GPU's facts and peaks
+
+Arrays are taken where they are, without copies: NumPy arrays (and any array in host memory
+that speaks DLPack) run on the CPU backend; PyTorch tensors, CuPy arrays and any array with
+``__dlpack__`` or ``__cuda_array_interface__`` in GPU memory run on the CUDA backend, on the
+array's device and on its framework's current stream (torch.cuda.current_stream(),
+cupy.cuda.get_current_stream()). gemmlab computes C in float32 from float32, float16 or
+bfloat16 inputs (NumPy has no bfloat16: use torch.bfloat16 on a GPU); ``tf32=True`` runs
+float32 inputs on the tensor cores. Each thread gets its own gemmlab context per backend and
+device, created on first use, so threads may call matmul at the same time. There is no
+autograd: results are plain arrays.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import threading
+from typing import Any, Iterable, Sequence
+
+from . import _core
+from ._core import GemmlabError
+
+__all__ = [
+    "GemmlabError",
+    "bench",
+    "build_info",
+    "cuda_available",
+    "device",
+    "devices",
+    "matmul",
+    "variants",
+    "verify",
+]
+
+__version__: str = _core.build_info()["version"]
+
+# DLPack's numbers (dmlc/dlpack, dlpack.h): device types and (type code, bits, lanes).
+_DL_CPU, _DL_CUDA, _DL_CUDA_MANAGED = 1, 2, 13
+_DL_DTYPES = {(2, 32, 1): "f32", (2, 16, 1): "f16", (4, 16, 1): "bf16"}
+# __cuda_array_interface__ and __array_interface__ type strings (little-endian).
+_TYPESTR_DTYPES = {"<f4": "f32", "<f2": "f16"}
+_ITEMSIZE = {"f32": 4, "f16": 2, "bf16": 2}
+_WORDS = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
+
+# gemmlab verify's default shapes (src/cli/cmd_bench.cpp): 1x1x1, primes, k = 1, tile sizes
+# +- 1, tall and skinny.
+_VERIFY_SHAPES = [(1, 1, 1), (127, 131, 257), (64, 64, 1), (33, 65, 129), (1000, 513, 77), (255, 1, 63),
+                  (1, 300, 31)]
+# gemmlab bench's default size per backend.
+_BENCH_SIZE = {"cpu": 1024, "cuda": 4096}
+
+
+# ---- where an array lives and what it holds ------------------------------------------------
+
+class _Operand:
+    """One array argument as gemmlab sees it: its data pointer, shape, strides in elements,
+    gemmlab dtype name, and the (backend, device) it lives on. `keep` holds whatever must stay
+    alive while the GEMM reads it (a consumed DLPack capsule)."""
+
+    __slots__ = ("name", "obj", "library", "backend", "device", "data", "shape", "strides", "dtype",
+                 "dtype_text", "readonly", "keep")
+
+    def where(self) -> str:
+        return "host memory" if self.backend == "cpu" else f"cuda:{self.device}"
+
+    def describe(self) -> str:
+        kind = {"numpy": "a NumPy array", "torch": "a PyTorch tensor", "cupy": "a CuPy array"}.get(
+            self.library, f"a {type(self.obj).__module__}.{type(self.obj).__name__}")
+        return f"{kind} in {self.where()}"
+
+
+def _library(x: Any) -> str:
+    return type(x).__module__.split(".")[0]
+
+
+def _place(x: Any, name: str) -> tuple[str, int]:
+    """('cpu', -1) or ('cuda', ordinal) for an array argument, before reading it."""
+    if _library(x) == "numpy" and hasattr(x, "__array_interface__"):
+        return "cpu", -1
+    if hasattr(x, "__dlpack_device__"):
+        device_type, device_id = x.__dlpack_device__()
+        if device_type == _DL_CPU:
+            return "cpu", -1
+        if device_type in (_DL_CUDA, _DL_CUDA_MANAGED):
+            return "cuda", int(device_id)
+        raise ValueError(f"{name} is on DLPack device type {int(device_type)}: gemmlab runs on the CPU "
+                         f"(host memory) and on CUDA devices")
+    if hasattr(x, "__cuda_array_interface__"):
+        address = x.__cuda_array_interface__["data"][0]
+        device = _core.pointer_device(address) if address else 0
+        return ("cuda", device) if device >= 0 else ("cpu", -1)
+    raise TypeError(f"{name}: a {type(x).__module__}.{type(x).__name__} is not an array gemmlab takes: "
+                    f"NumPy arrays, or arrays with __dlpack__ or __cuda_array_interface__ (PyTorch, CuPy)")
+
+
+def _dtype_of_numpy(x: Any) -> str | None:
+    if x.dtype.name == "bfloat16" and x.dtype.itemsize == 2:  # ml_dtypes' bfloat16
+        return "bf16"
+    return _TYPESTR_DTYPES.get(x.dtype.str)
+
+
+def _stream_of(x: Any, library: str, device: int) -> int:
+    """The stream a GPU array's framework is working on now (a cudaStream_t as an integer;
+    0: the legacy default stream)."""
+    if library == "torch":
+        import torch
+        return int(torch.cuda.current_stream(device).cuda_stream)
+    if library == "cupy":
+        import cupy
+        with cupy.cuda.Device(device):
+            return int(cupy.cuda.get_current_stream().ptr)
+    interface = getattr(x, "__cuda_array_interface__", None)
+    if interface is not None and interface.get("stream") is not None:
+        stream = int(interface["stream"])
+        return 0 if stream == 1 else stream  # 1: the legacy default stream
+    return 0
+
+
+def _read(x: Any, name: str, backend: str, device: int, stream: int) -> _Operand:
+    """Reads an array argument whose place is (backend, device); GPU arrays through DLPack with
+    `stream` as the consumer's stream (so the producer orders its work before ours), or through
+    __cuda_array_interface__."""
+    op = _Operand()
+    op.name, op.obj, op.library, op.backend, op.device, op.keep = name, x, _library(x), backend, device, None
+    op.readonly = False
+    if op.library == "numpy" and hasattr(x, "__array_interface__"):
+        op.dtype = _dtype_of_numpy(x)
+        op.dtype_text = str(x.dtype)
+        op.data = int(x.__array_interface__["data"][0])
+        op.shape = tuple(int(s) for s in x.shape)
+        itemsize = x.dtype.itemsize
+        if any(s % itemsize for s in x.strides):
+            raise ValueError(f"{name}: strides {tuple(x.strides)} (bytes) are not whole elements of "
+                             f"{itemsize} bytes; copy it first (numpy.ascontiguousarray)")
+        op.strides = tuple(int(s) // itemsize for s in x.strides)
+        op.readonly = not x.flags.writeable
+    elif hasattr(x, "__dlpack__"):
+        if op.library == "torch" and x.requires_grad:
+            x = x.detach()  # the same memory; gemmlab has no autograd
+        if backend == "cuda":
+            # The protocol's stream numbers: 1 is the legacy default stream (0 is not allowed).
+            capsule = x.__dlpack__(stream=stream if stream != 0 else 1)
+        else:
+            capsule = x.__dlpack__()
+        view = _core.DLPackView(capsule)
+        op.keep = view
+        code = tuple(view.dtype)
+        op.dtype = _DL_DTYPES.get(code)
+        op.dtype_text = str(getattr(x, "dtype", f"DLPack (code, bits, lanes) {code}"))
+        op.data = view.data
+        op.shape = tuple(view.shape)
+        op.strides = tuple(view.strides)
+        op.readonly = view.readonly
+    else:
+        interface = x.__cuda_array_interface__
+        op.dtype = _TYPESTR_DTYPES.get(interface["typestr"])
+        op.dtype_text = str(getattr(x, "dtype", interface["typestr"]))
+        op.data, op.readonly = int(interface["data"][0]), bool(interface["data"][1])
+        op.shape = tuple(int(s) for s in interface["shape"])
+        itemsize = int(interface["typestr"][2:]) if interface["typestr"][2:].isdigit() else 1
+        strides = interface.get("strides")
+        if strides is None:  # C-contiguous
+            strides, step = [], 1
+            for extent in reversed(op.shape):
+                strides.insert(0, step)
+                step *= extent
+            op.strides = tuple(strides)
+        else:
+            if any(int(s) % itemsize for s in strides):
+                raise ValueError(f"{name}: strides {tuple(strides)} (bytes) are not whole elements")
+            op.strides = tuple(int(s) // itemsize for s in strides)
+    if len(op.shape) != 2:
+        raise ValueError(f"{name} must be 2-D (a matrix); it has shape {op.shape}")
+    if op.dtype is not None and op.data % _ITEMSIZE[op.dtype]:
+        raise ValueError(f"{name}: its data at {op.data:#x} is not aligned to its {_ITEMSIZE[op.dtype]}-byte "
+                         f"elements; copy it first")
+    return op
+
+
+def _storage(op: _Operand) -> tuple[bool, int]:
+    """How gemmlab reads a 2-D operand of shape (r, c): (transposed, ld). Row-major storage
+    (inner stride 1) is read as it is with ld = the row stride; column-major storage (outer
+    stride 1, as a C-contiguous array's .T) as the transpose of row-major storage with ld = the
+    column stride. Anything else raises ValueError naming the strides."""
+    (r, c), (s0, s1) = op.shape, op.strides
+    if r == 0 or c == 0:
+        return False, max(c, 1)
+    if c == 1 or s1 == 1:
+        if r == 1:
+            return False, c
+        if s0 >= c:
+            return False, s0
+    if r == 1 or s0 == 1:
+        if s1 >= r:
+            return True, s1
+    raise ValueError(
+        f"{op.name} has shape {op.shape} and strides {op.strides} (in elements): gemmlab takes a matrix whose "
+        f"rows or columns are contiguous (one stride 1, the other at least that dimension's extent, none "
+        f"negative), such as a C-contiguous array, its .T, or a slice of either; copy it first "
+        f"(numpy.ascontiguousarray, tensor.contiguous())")
+
+
+def _span_bytes(op: _Operand, transposed: bool, ld: int) -> tuple[int, int]:
+    """The [first, last) byte addresses an operand's elements occupy."""
+    r, c = op.shape
+    if r == 0 or c == 0:
+        return op.data, op.data
+    lines, extent = (c, r) if transposed else (r, c)
+    return op.data, op.data + ((lines - 1) * ld + extent) * _ITEMSIZE.get(op.dtype or "f32", 4)
+
+
+# ---- contexts: one per thread, backend and device -----------------------------------------------
+
+class _Contexts(threading.local):
+    def __init__(self) -> None:
+        self.by_place: dict[tuple[str, int], Any] = {}
+
+
+_contexts = _Contexts()
+
+
+def _context(backend: str, device: int) -> Any:
+    key = (backend, device)
+    context = _contexts.by_place.get(key)
+    if context is None:
+        context = _core.Context(backend, max(device, 0))
+        _contexts.by_place[key] = context
+    return context
+
+
+@atexit.register
+def _release_contexts() -> None:
+    # Before the CUDA runtime shuts down: a context frees its device workspaces and handles.
+    _contexts.by_place.clear()
+
+
+_registry_cache: dict[str, dict[str, str | None]] = {}
+
+
+def _registry() -> dict[str, dict[str, str | None]]:
+    """{backend: {rung name: its dtype name}}: the registries do not change in a process."""
+    if not _registry_cache:
+        for record in _core.variants():
+            _registry_cache.setdefault(record["backend"], {})[record["name"]] = record["dtype"]
+        _registry_cache.setdefault("cpu", {})
+        _registry_cache.setdefault("cuda", {})
+    return _registry_cache
+
+
+def _check_rung(variant: str, want: str, backend: str, where: str) -> None:
+    registry = _registry()
+    names = registry[backend]
+    if variant == "auto":
+        if want not in names.values():
+            has = sorted({d for d in names.values() if d})
+            hint = ""
+            if backend == "cpu":
+                hint = ("; float16, bfloat16 and tf32 run on a GPU (PyTorch or CuPy arrays), and NumPy has no "
+                        "bfloat16")
+            elif not names:
+                hint = "; this build has no CUDA backend"
+            raise ValueError(f"the {backend} backend has no {want} rung (it computes {', '.join(has) or 'nothing'})"
+                             f"{hint}")
+        return
+    if variant not in names:
+        other = "cuda" if backend == "cpu" else "cpu"
+        if variant in registry[other]:
+            raise ValueError(f"variant {variant!r} is a {other} rung, but the arrays are in {where}: "
+                             + ("pass GPU arrays (PyTorch, CuPy) to run it" if other == "cuda"
+                                else "pass NumPy arrays to run it"))
+        built = "" if _core.cuda_built() else " (this build has no CUDA backend)"
+        raise ValueError(f"no {backend} rung named {variant!r}{built}; gemmlab.variants({backend!r}) lists them")
+    if names[variant] != want:
+        raise ValueError(f"variant {variant!r} computes {names[variant]}, but the call asks for {want} "
+                         f"(the inputs' dtype{' and tf32=True' if want == 'tf32' else ''})")
+
+
+def _allocate(like: _Operand, m: int, n: int) -> Any:
+    """An (m, n) float32 array of `like`'s framework on its device."""
+    if like.library == "numpy":
+        import numpy
+        return numpy.empty((m, n), dtype=numpy.float32)
+    if like.library == "torch":
+        import torch
+        return torch.empty((m, n), dtype=torch.float32, device=like.obj.device)
+    if like.library == "cupy":
+        import cupy
+        with cupy.cuda.Device(like.device):
+            return cupy.empty((m, n), dtype=cupy.float32)
+    raise ValueError(f"gemmlab allocates results for NumPy, PyTorch and CuPy arrays only; a is "
+                     f"{like.describe()}: pass out= (an ({m}, {n}) float32 array)")
+
+
+# ---- the API ---------------------------------------------------------------------------------
+
+def matmul(a: Any, b: Any, *, out: Any = None, alpha: float = 1.0, beta: float = 0.0, variant: str = "auto",
+           config: str | None = None, tf32: bool = False) -> Any:
+    """C <- alpha * a @ b + beta * C, computed by gemmlab; returns C.
+
+    a: (m, k) and b: (k, n) arrays of the same dtype (float32, float16 or bfloat16) on the same
+    device: NumPy arrays on the CPU backend, GPU arrays (PyTorch, CuPy, anything with __dlpack__
+    or __cuda_array_interface__) on the CUDA backend, read in place on the array's device and
+    its framework's current stream. Rows or columns must be contiguous: a C-contiguous array,
+    its .T (read as a transposed operand) and slices of either (a leading dimension larger than
+    the row) are taken as they are; other strides raise ValueError.
+
+    out: C, an (m, n) float32 array on the same device, written in place (row- or
+    column-contiguous); beta != 0 reads it. Without out, C is allocated with a's framework
+    (numpy.empty, torch.empty, cupy.empty) and beta must be 0.
+
+    variant: a rung of the backend (gemmlab.variants() lists them) or "auto", the rung measured
+    fastest for this dtype and shape; config: one of its named configurations. tf32=True runs
+    float32 inputs on the tensor cores in TF32 (GPU only). float16 and bfloat16 inputs always
+    run on the tensor cores with float32 sums.
+
+    Raises TypeError for an argument that is not an array or has a dtype gemmlab does not take,
+    ValueError for a bad shape, layout, device mix or rung name, and GemmlabError (a
+    RuntimeError) when the library cannot run the problem, with the library's message.
+    """
+    where_a, where_b = _place(a, "a"), _place(b, "b")
+    if where_a != where_b:
+        raise ValueError(f"a and b are on different devices ({_where(where_a)} and {_where(where_b)}): "
+                         f"gemmlab runs where both are")
+    backend, device = where_a
+    if out is not None and _place(out, "out") != where_a:
+        raise ValueError(f"out is in {_where(_place(out, 'out'))} but a and b are in {_where(where_a)}")
+    stream = _stream_of(a, _library(a), device) if backend == "cuda" else 0
+
+    A, B = _read(a, "a", backend, device, stream), _read(b, "b", backend, device, stream)
+    for op in (A, B):
+        if op.dtype is None:
+            raise TypeError(f"{op.name} has dtype {op.dtype_text}: gemmlab takes float32, float16 or bfloat16 "
+                            f"inputs (NumPy has no bfloat16: use torch.bfloat16 on a GPU)")
+    if A.dtype != B.dtype:
+        raise TypeError(f"a is {_WORDS[A.dtype]} and b is {_WORDS[B.dtype]}: gemmlab takes two inputs of one dtype")
+    (m, k), (k_b, n) = A.shape, B.shape
+    if k != k_b:
+        raise ValueError(f"a is {m}x{k} and b is {k_b}x{n}: a's columns ({k}) must equal b's rows ({k_b})")
+    if tf32 and A.dtype != "f32":
+        raise ValueError(f"tf32=True runs float32 inputs in TF32; a and b are {_WORDS[A.dtype]}")
+    want = "tf32" if tf32 else A.dtype
+    _check_rung(variant, want, backend, A.where())
+
+    alpha, beta = float(alpha), float(beta)
+    if out is None:
+        if beta != 0.0:
+            raise ValueError(f"beta={beta} reads C: pass out= holding C (an ({m}, {n}) float32 array)")
+        out = _allocate(A, m, n)
+    C = _read(out, "out", backend, device, stream)
+    if C.dtype != "f32":
+        raise TypeError(f"out has dtype {C.dtype_text}: gemmlab writes float32 results")
+    if C.shape != (m, n):
+        raise ValueError(f"out has shape {C.shape}; a @ b is ({m}, {n})")
+    if C.readonly:
+        raise ValueError("out is read-only")
+
+    trans_a, lda = _storage(A)
+    trans_b, ldb = _storage(B)
+    trans_c, ldc = _storage(C)
+    c_first, c_last = _span_bytes(C, trans_c, ldc)
+    for op, trans, ld in ((A, trans_a, lda), (B, trans_b, ldb)):
+        first, last = _span_bytes(op, trans, ld)
+        if first < c_last and c_first < last:
+            raise ValueError(f"out overlaps {op.name} in memory (their address ranges intersect): C must not "
+                             f"share memory with an input; give out an array of its own")
+
+    a_desc = (A.data, k if trans_a else m, m if trans_a else k, lda, trans_a)
+    b_desc = (B.data, n if trans_b else k, k if trans_b else n, ldb, trans_b)
+    if not trans_c:
+        c_desc = (C.data, m, n, ldc, False)
+        _core.gemm(_context(backend, device), stream, m, n, k, a_desc, b_desc, c_desc, A.dtype, want, alpha, beta,
+                   variant, config or "")
+    else:
+        # Column-major C: compute its row-major transpose, C^T = op(B)^T op(A)^T (n x m).
+        bt = (B.data, b_desc[1], b_desc[2], ldb, not trans_b)
+        at = (A.data, a_desc[1], a_desc[2], lda, not trans_a)
+        c_desc = (C.data, n, m, ldc, False)
+        _core.gemm(_context(backend, device), stream, n, m, k, bt, at, c_desc, A.dtype, want, alpha, beta,
+                   variant, config or "")
+    return out
+
+
+def _where(place: tuple[str, int]) -> str:
+    return "host memory" if place[0] == "cpu" else f"cuda:{place[1]}"
+
+
+def variants(backend: str | None = None) -> list[dict[str, Any]]:
+    """The registered rungs, in ladder order: of one backend ("cpu" or "cuda") or both.
+
+    Each record: name, backend, rung (its number; 0 for an anchor), anchor, dtype (the name
+    bench's dtype takes: f32, tf32, bf16, f16), input/compute/output types, technique, config
+    (its tile sizes), configs (its named configurations: name, description, default),
+    threads, tensor_cores, min_compute_capability, arch_specific, tolerance (the error bound
+    its results are verified against: input_u, accumulate_u, output_u, terms_per_k; see
+    include/gemmlab/tolerance.hpp), runs_here and reason (why it does not run here; "" when
+    it does).
+    """
+    return list(_core.variants(backend))
+
+
+def cuda_available() -> bool:
+    """True when this build has the CUDA backend and a CUDA device is visible."""
+    return bool(_core.cuda_device_present())
+
+
+def build_info() -> dict[str, Any]:
+    """What this build is: version, commit, build type, compilers, CUDA architectures, cuda_built."""
+    return dict(_core.build_info())
+
+
+def devices() -> list[dict[str, Any]]:
+    """Every visible CUDA device's facts and peaks (gemmlab device --all --format json).
+    Raises GemmlabError where there is no device (or no CUDA backend in this build)."""
+    return json.loads(_core.devices_json())
+
+
+def device(index: int = 0, *, measure: bool = False) -> dict[str, Any]:
+    """The facts of CUDA device `index` (an ordinal among the visible ones) and its peaks, as
+    `gemmlab device --format json` records them; measure=True also measures its ceilings
+    (copy, read, FMA, cuBLAS SGEMM: a few seconds) under "ceilings". Raises GemmlabError where
+    there is no device, ValueError for an ordinal past the last."""
+    every = devices()
+    if not 0 <= index < len(every):
+        raise ValueError(f"device {index} does not exist: {len(every)} CUDA device"
+                         f"{'s are' if len(every) != 1 else ' is'} visible")
+    if not measure:
+        return every[index]
+    document = json.loads(_core.device_measured_json(index))
+    facts = document["device"]
+    facts["ceilings"] = document["ceilings"]
+    return facts
+
+
+def _shapes(shapes: Any) -> list[tuple[int, int, int]]:
+    if isinstance(shapes, (int, str)) or (isinstance(shapes, tuple) and len(shapes) == 3
+                                          and all(isinstance(x, int) for x in shapes)):
+        shapes = [shapes]
+    out = []
+    for shape in shapes:
+        if isinstance(shape, int):
+            out.append((shape, shape, shape))
+        elif isinstance(shape, str):
+            parts = shape.lower().split("x")
+            if len(parts) != 3 or not all(p.strip().isdigit() for p in parts):
+                raise ValueError(f"shape {shape!r} must be MxNxK, e.g. '1000x513x77'")
+            out.append(tuple(int(p) for p in parts))  # type: ignore[arg-type]
+        else:
+            shape = tuple(int(x) for x in shape)
+            if len(shape) != 3:
+                raise ValueError(f"shape {shape} must be (m, n, k)")
+            out.append(shape)  # type: ignore[arg-type]
+    if not out:
+        raise ValueError("shapes is empty")
+    for m, n, k in out:
+        if min(m, n, k) < 0:
+            raise ValueError(f"shape ({m}, {n}, {k}) has a negative extent")
+    return out
+
+
+def _names(variant: str | Iterable[str] | None) -> list[str]:
+    if variant is None:
+        return []
+    names = variant.split(",") if isinstance(variant, str) else list(variant)
+    names = [name.strip() for name in names if name.strip()]
+    if not names:
+        raise ValueError("variant names no rung")
+    return names
+
+
+def _call_text(function: str, arguments: dict[str, Any]) -> str:
+    given = ", ".join(f"{key}={value!r}" for key, value in arguments.items() if value is not None)
+    return f"gemmlab.{function}({given})"
+
+
+def _run(command: str, arguments: dict[str, Any], as_frame: bool, document: bool) -> Any:
+    if as_frame and document:
+        raise ValueError("as_frame=True and document=True: choose one")
+    frame_module = None
+    if as_frame:
+        try:
+            import pandas as frame_module
+        except ImportError as error:
+            raise ImportError(f"as_frame=True needs pandas, which is not installed for this Python (pip install "
+                              f"pandas); without it, gemmlab.{command}() returns a list of dicts") from error
+    backend = arguments["backend"]
+    if backend == "auto":
+        backend = "cuda" if _core.cuda_device_present() else "cpu"
+    if backend not in ("cpu", "cuda"):
+        raise ValueError(f"backend {backend!r} must be 'cpu', 'cuda' or 'auto'")
+    args = _core.HarnessArgs()
+    args.command = command
+    args.backend = backend
+    args.device = int(arguments["device"])
+    args.dtype = arguments["dtype"]
+    args.variants = _names(arguments["variant"])
+    args.config = arguments["config"] or ""
+    shapes = arguments["shapes"]
+    if shapes is None:
+        shapes = _VERIFY_SHAPES if command == "verify" else [_BENCH_SIZE[backend]]
+    args.shapes = _shapes(shapes)
+    args.trans = arguments["trans"]
+    args.layout = arguments["layout"]
+    args.alpha = float(arguments["alpha"])
+    args.beta = float(arguments["beta"])
+    if int(arguments["pad"]) < 0:
+        raise ValueError(f"pad={arguments['pad']} must be >= 0")
+    args.pad = int(arguments["pad"])
+    args.seed = arguments["seed"]
+    for key in ("verify", "warmup", "reps", "min_time", "max_time", "max_spread", "interleave", "l2_flush",
+                "samples"):
+        if key in arguments and arguments[key] is not None:
+            setattr(args, key, arguments[key])
+    args.command_line = _call_text(command, arguments)
+    doc = json.loads(_core.run_harness(args))
+    if document:
+        return doc
+    if frame_module is not None:
+        return frame_module.json_normalize(doc["results"])
+    return doc["results"]
+
+
+def verify(variant: str | Sequence[str] | None = None, *, backend: str = "auto", device: int = 0,
+           dtype: str = "f32", shapes: Any = None, trans: str = "NN", layout: str = "row", alpha: float = 1.0,
+           beta: float = 0.0, pad: int = 0, seed: int | None = None, config: str | None = None,
+           as_frame: bool = False, document: bool = False) -> Any:
+    """gemmlab verify: runs rungs against the float64 reference, untimed.
+
+    variant: a rung's name, several ("a,b" or a list), or None for every rung of `dtype`
+    (f32, tf32, bf16, f16) on `backend` ("cpu", "cuda", or "auto": cuda with a GPU). shapes:
+    (m, n, k) tuples, ints (square) or "MxNxK" strings; by default the awkward shapes of
+    `gemmlab verify` (1x1x1, primes, k = 1, tall and skinny). trans ("NN", "NT", "TN", "TT"),
+    layout ("row", "col"), alpha, beta, pad (extra elements in every leading dimension), seed
+    (None: a fresh one, recorded) and config as the CLI's flags.
+
+    Returns the results as a list of dicts with the fields of the CLI's JSON results
+    (variant, m, n, k, status, verification: passed, rel_frobenius, worst ...); as_frame=True
+    a pandas DataFrame of them (nested fields as "verification.passed" columns);
+    document=True the whole JSON document (build, device, settings, results).
+    """
+    return _run("verify", dict(variant=variant, backend=backend, device=device, dtype=dtype, shapes=shapes,
+                               trans=trans, layout=layout, alpha=alpha, beta=beta, pad=pad, seed=seed,
+                               config=config), as_frame, document)
+
+
+def bench(variant: str | Sequence[str] | None = None, *, backend: str = "auto", device: int = 0,
+          dtype: str = "f32", shapes: Any = None, trans: str = "NN", layout: str = "row", alpha: float = 1.0,
+          beta: float = 0.0, pad: int = 0, seed: int | None = None, config: str | None = None,
+          verify: bool = True, reps: int | None = None, warmup: int | None = None, min_time: float | None = None,
+          max_time: float | None = None, max_spread: float | None = None, interleave: bool | None = None,
+          l2_flush: str | None = None, samples: bool = False, as_frame: bool = False,
+          document: bool = False) -> Any:
+    """gemmlab bench: verifies and times rungs beside their anchor (cuBLAS or OpenBLAS).
+
+    The selection as verify()'s (shapes default to the CLI's: 1024^3 on the CPU, 4096^3 on a
+    GPU); timing as the CLI's flags: verify=False skips the check, reps (a minimum), warmup,
+    min_time and max_time (seconds), max_spread (percent), interleave (None: on for cuda),
+    l2_flush ("clean", "write", "none"; GPU only), samples (every repetition's time).
+
+    Returns a list of dicts with the fields of `gemmlab bench --format json`'s results
+    (time_ms: median, min, max, spread, reps; gflops; ratio_to_anchor; verification ...);
+    as_frame=True a pandas DataFrame ("time_ms.median" columns); document=True the whole
+    JSON document.
+    """
+    return _run("bench", dict(variant=variant, backend=backend, device=device, dtype=dtype, shapes=shapes,
+                              trans=trans, layout=layout, alpha=alpha, beta=beta, pad=pad, seed=seed,
+                              config=config, verify=verify, reps=reps, warmup=warmup, min_time=min_time,
+                              max_time=max_time, max_spread=max_spread, interleave=interleave,
+                              l2_flush=l2_flush, samples=samples), as_frame, document)

@@ -1,0 +1,97 @@
+"""The error bound the Python tests hold gemmlab's results to: the library's own
+(include/gemmlab/tolerance.hpp), from the standard analysis of a dot product (Higham, 3.1),
+against a float64 reference computed with NumPy.
+
+    |C - C_ref| <= [(1 + g2)(1 + gk) - 1] * (|alpha| |A||B| + |beta| |C0|) + u_out |C_ref|
+
+g2 = gamma(2, u_in) for operands the hardware reduces first (tf32), gk = gamma(k + 2, u_acc)
+for the k products, their sums and the alpha/beta scaling, u_out for storing C in float32.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+U32 = 2.0 ** -24  # float32 unit roundoff
+
+
+def gamma(n: float, u: float) -> float:
+    return n * u / (1 - n * u)
+
+
+@dataclass(frozen=True)
+class Precision:
+    input_u: float  # operands reduced to the compute type (0: used exactly)
+    accumulate_u: float
+    terms_per_k: float = 1  # 3xTF32 sums three products per term
+
+    @staticmethod
+    def of(variant: dict) -> "Precision":
+        """A rung's own bound, from its gemmlab.variants() record."""
+        t = variant["tolerance"]
+        assert t["output_u"] <= U32, t
+        return Precision(t["input_u"], t["accumulate_u"], t["terms_per_k"])
+
+    @staticmethod
+    def loosest(variants: list) -> "Precision":
+        """The bound that holds whichever of these rungs runs (as variant="auto" chooses)."""
+        every = [Precision.of(v) for v in variants]
+        return Precision(max(p.input_u for p in every), max(p.accumulate_u for p in every),
+                         max(p.terms_per_k for p in every))
+
+
+# The CPU rungs and the SIMT float32 ones: exact operands, float32 round-to-nearest.
+F32 = Precision(0.0, U32)
+
+
+def float64(x):
+    """x in float64 where it is: a NumPy array, a PyTorch tensor (on its device) or a CuPy array."""
+    module = type(x).__module__.split(".")[0]
+    if module == "torch":
+        return x.detach().double()
+    if module == "cupy":
+        return x.astype("float64")
+    return np.asarray(x, dtype=np.float64)
+
+
+def host(x) -> np.ndarray:
+    module = type(x).__module__.split(".")[0]
+    if module == "torch":
+        return x.detach().cpu().numpy()
+    if module == "cupy":
+        return x.get()
+    return np.asarray(x)
+
+
+def reference(a, b, alpha: float, beta: float, c0):
+    """(C_ref, magnitude) in float64 from inputs already in their storage type: NumPy's matmul
+    for NumPy arrays, torch.matmul (CuPy's) in float64 on the device for GPU arrays."""
+    a64, b64 = float64(a), float64(b)
+    ref = alpha * (a64 @ b64)
+    magnitude = abs(alpha) * (abs(a64) @ abs(b64))
+    if c0 is not None and beta != 0.0:
+        c64 = float64(c0)
+        ref = ref + beta * c64
+        magnitude = magnitude + abs(beta) * abs(c64)
+    return host(ref), host(magnitude)
+
+
+def assert_within_bound(c, a, b, *, alpha: float = 1.0, beta: float = 0.0, c0=None,
+                        precision: Precision = F32) -> None:
+    """Every element of c within the bound; the message names the worst."""
+    c = host(c).astype(np.float64)
+    k = np.shape(a)[1]
+    ref, magnitude = reference(a, b, alpha, beta, c0)
+    g2, gk = gamma(2, precision.input_u), gamma(precision.terms_per_k * k + 2, precision.accumulate_u)
+    bound = ((1 + g2) * (1 + gk) - 1) * magnitude + U32 * np.abs(ref)
+    assert c.shape == ref.shape, f"result shape {c.shape}, expected {ref.shape}"
+    error = np.abs(c - ref)
+    ok = error <= bound
+    if not ok.all():
+        excess = np.where(ok, 0.0, error / np.maximum(bound, np.finfo(np.float64).tiny))
+        i, j = np.unravel_index(int(np.argmax(excess)), excess.shape)
+        raise AssertionError(f"{int((~ok).sum())} of {ok.size} elements outside the bound; worst at ({i}, {j}): "
+                             f"{c[i, j]!r} vs reference {ref[i, j]!r}, error {error[i, j]:.3e} > bound "
+                             f"{bound[i, j]:.3e} (k = {k})")
