@@ -11,7 +11,11 @@
 # builds a small C++20 program (the one CMake will pick: $CXX, else c++, g++, clang++),
 # GoogleTest, CLI11, nlohmann-json and fmt (a small program compiled and linked against each),
 # OpenBLAS (loaded at run time as the program loads it), and a python3 with matplotlib for the
-# plots (any python3 found: the plot scripts run under one that has it).
+# plots (any python3 found: the plot scripts run under one that has it). For the Python package
+# (python/), the python3 first on PATH (the one CMake finds): its Python.h, and nanobind and
+# scikit-build-core to build it, pytest, NumPy and pandas to test it, each imported and its
+# version checked against a minimum; what is missing comes from PyPI through pip at the
+# versions pinned below (apt has no nanobind), the rest through apt.
 set -euo pipefail
 
 check_only=0
@@ -146,31 +150,86 @@ else
   missing matplotlib "no python3 here imports matplotlib (for the plots)" python3-matplotlib
 fi
 
+# ---- the Python package: Python.h (apt), then its build and test modules (pip) --------------------
+# name, import name, minimum accepted, version pip installs when it is missing or older.
+python_modules=(
+  "nanobind nanobind 2.0 3.1.0"
+  "scikit-build-core scikit_build_core 0.10 1.1.2"
+  "pytest pytest 7.0 9.2.0"
+  "numpy numpy 1.22 2.4.6"
+  "pandas pandas 1.5 3.1.1"
+)
+missing_pip=()  # name==version for pip
+py="$(command -v python3 2>/dev/null || true)"
+if [[ -z "$py" ]]; then
+  missing Python.h "no python3 on PATH (for the Python package)" python3-dev
+elif "$py" -c 'import os, sys, sysconfig
+sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")) else 1)' 2>/dev/null; then
+  found Python.h "$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h ($py)"
+else
+  missing Python.h "$py has no Python.h (to build the extension)" python3-dev
+fi
+if [[ -n "$py" ]]; then
+  for entry in "${python_modules[@]}"; do
+    read -r name module minimum pin <<<"$entry"
+    if version="$("$py" -c "import $module; print($module.__version__)" 2>/dev/null)" && [[ -n "$version" ]]; then
+      if version_at_least "$version" "$minimum"; then
+        found "$name" "$version for $py (need >= $minimum)"
+        continue
+      fi
+      printf 'install-deps: MISSING %-14s %s is older than %s (pip %s==%s)\n' "$name" "$version" "$minimum" "$name" "$pin"
+    else
+      printf 'install-deps: MISSING %-14s not importable by %s (pip %s==%s)\n' "$name" "$py" "$name" "$pin"
+    fi
+    missing_needs+=("$name")
+    missing_pip+=("$name==$pin")
+  done
+fi
+
 # ---- install what is missing ----------------------------------------------------------------
-if ((${#missing_packages[@]} == 0)); then
+if ((${#missing_packages[@]} == 0 && ${#missing_pip[@]} == 0)); then
   echo "install-deps: everything the build needs is present; nothing to install"
   exit 0
 fi
 # One package may provide several needs.
-mapfile -t packages < <(printf '%s\n' "${missing_packages[@]}" | sort -u)
+packages=()
+if ((${#missing_packages[@]})); then mapfile -t packages < <(printf '%s\n' "${missing_packages[@]}" | sort -u); fi
 if ((check_only)); then
-  echo "install-deps: missing ${missing_needs[*]} (apt packages: ${packages[*]})" >&2
+  echo "install-deps: missing ${missing_needs[*]} (apt packages: ${packages[*]:-none}; pip: ${missing_pip[*]:-none})" >&2
   exit 1
 fi
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "install-deps: missing ${missing_needs[*]}; this is not a Debian/Ubuntu machine (no apt-get): install them" \
-       "and run this again" >&2
-  exit 1
+if ((${#packages[@]})); then
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "install-deps: missing ${missing_needs[*]}; this is not a Debian/Ubuntu machine (no apt-get): install them" \
+         "and run this again" >&2
+    exit 1
+  fi
+  echo "install-deps: missing ${missing_needs[*]}: installing ${packages[*]}"
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+  if ! "${sudo_cmd[@]}" apt-get update -qq ||
+     ! "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}"; then
+    echo "install-deps: apt-get could not install ${packages[*]} (no network or no such package?);" \
+         "install ${missing_needs[*]} another way and run this again" >&2
+    exit 1
+  fi
+  echo "install-deps: installed ${packages[*]}"
 fi
-echo "install-deps: missing ${missing_needs[*]}: installing ${packages[*]}"
-sudo_cmd=()
-if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
-if ! "${sudo_cmd[@]}" apt-get update -qq ||
-   ! "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}"; then
-  echo "install-deps: apt-get could not install ${packages[*]} (no network or no such package?);" \
-       "install ${missing_needs[*]} another way and run this again" >&2
-  exit 1
+if ((${#missing_pip[@]})); then
+  pip_cmd=("$py" -m pip install --disable-pip-version-check -q)
+  # A distribution's own Python (PEP 668) takes packages for the user alone, beside its own.
+  if "$py" -c 'import os, sys, sysconfig
+sys.exit(0 if sys.prefix == sys.base_prefix and os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")) else 1)' 2>/dev/null; then
+    pip_cmd+=(--user --break-system-packages)
+  fi
+  echo "install-deps: installing ${missing_pip[*]} for $py with pip"
+  if ! "${pip_cmd[@]}" "${missing_pip[@]}"; then
+    echo "install-deps: pip could not install ${missing_pip[*]} (no network, or no pip for $py?);" \
+         "install them another way and run this again" >&2
+    exit 1
+  fi
+  echo "install-deps: installed ${missing_pip[*]}"
 fi
-echo "install-deps: installed ${packages[*]}; checking again"
+echo "install-deps: checking again"
 # A package can install and still not meet a need (a distribution's CMake older than the minimum).
 exec "$0" --check
