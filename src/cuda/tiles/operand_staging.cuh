@@ -68,24 +68,29 @@ __global__ void __launch_bounds__(kTile * kBlockRows)
   arch::launch_dependents();  // the GEMM may launch early (repitch_kernel)
   const int k0 = blockIdx.x * kTile;
   const int tx = threadIdx.x, ty = threadIdx.y;
-  for (int r0 = blockIdx.y * kTile; r0 < rows; r0 += gridDim.y * kTile) {
+  // Rows in 64-bit: r0 + gridDim.y x kTile passes 2^31 where rows comes near it.
+  for (long long r0 = blockIdx.y * static_cast<long long>(kTile); r0 < rows;
+       r0 += static_cast<long long>(gridDim.y) * kTile) {
 #pragma unroll
     for (int j = 0; j < kTile; j += kBlockRows) {
       if constexpr (KContiguous) {  // a warp reads 32 consecutive kk of one row
-        const int r = r0 + ty + j, kk = k0 + tx;
-        tile[ty + j][tx] = r < rows && kk < k ? x[static_cast<long long>(r) * ld + kk] : 0.0f;
+        const long long r = r0 + ty + j;
+        const int kk = k0 + tx;
+        tile[ty + j][tx] = r < rows && kk < k ? x[r * ld + kk] : 0.0f;
       } else {  // a warp reads 32 consecutive rows of one kk
-        const int r = r0 + tx, kk = k0 + ty + j;
+        const long long r = r0 + tx;
+        const int kk = k0 + ty + j;
         tile[tx][ty + j] = r < rows && kk < k ? x[static_cast<long long>(kk) * ld + r] : 0.0f;
       }
     }
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < kTile; j += kBlockRows) {
-      const int r = r0 + ty + j, kk = k0 + tx;
+      const long long r = r0 + ty + j;
+      const int kk = k0 + tx;
       if (r < rows && kk < segment) {  // zeros from k to the segment's end
         const float v = tile[ty + j][tx];
-        float* row = out + static_cast<long long>(r) * pitch;
+        float* row = out + r * pitch;
         if constexpr (Split) {
           const float big = round_to_tf32(v);
           row[kk] = big;
@@ -123,14 +128,19 @@ template <class T>
 __global__ void __launch_bounds__(kRepitchThreads) repitch_kernel(RepitchJob<T> a, RepitchJob<T> b) {
   arch::launch_dependents();
   constexpr int kPerStore = 16 / sizeof(T);
-  const int stride = gridDim.x * blockDim.x * kPerStore;
-  for (int row = blockIdx.y; row < a.rows + b.rows; row += gridDim.y) {
+  // Rows and columns in 64-bit: a.rows + b.rows, row + gridDim.y and c + stride pass 2^31
+  // where a matrix comes near it (a copy: the arithmetic costs nothing against the bytes).
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x * kPerStore;
+  const long long rows = static_cast<long long>(a.rows) + b.rows;
+  for (long long row = blockIdx.y; row < rows; row += gridDim.y) {
     // The job's fields one by one (a reference to either parameter would put both on the stack).
     const bool in_a = row < a.rows;
-    const int r = in_a ? row : row - a.rows, cols = in_a ? a.cols : b.cols;
-    const T* s = (in_a ? a.src : b.src) + static_cast<long long>(r) * (in_a ? a.ld : b.ld);
-    T* d = (in_a ? a.dst : b.dst) + static_cast<long long>(r) * (in_a ? a.pitch : b.pitch);
-    for (int c = (blockIdx.x * blockDim.x + threadIdx.x) * kPerStore; c < cols; c += stride) {
+    const long long r = in_a ? row : row - a.rows;
+    const int cols = in_a ? a.cols : b.cols;
+    const T* s = (in_a ? a.src : b.src) + r * (in_a ? a.ld : b.ld);
+    T* d = (in_a ? a.dst : b.dst) + r * (in_a ? a.pitch : b.pitch);
+    for (long long c = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * kPerStore; c < cols;
+         c += stride) {
       T v[kPerStore];
 #pragma unroll
       for (int j = 0; j < kPerStore; ++j) v[j] = c + j < cols ? s[c + j] : T{};  // the pitch's tail: zeros
@@ -147,7 +157,7 @@ Status repitch_rows(const RepitchJob<T>& a, const RepitchJob<T>& b, Stream strea
   constexpr int kPerStore = 16 / sizeof(T);
   const int cols = std::max(a.cols, b.rows > 0 ? b.cols : 0);
   const dim3 grid(static_cast<unsigned>(ceil_div(ceil_div(cols, kPerStore), kRepitchThreads)),
-                  static_cast<unsigned>(std::min(a.rows + b.rows, kMaxGridY)));
+                  static_cast<unsigned>(std::min<long long>(static_cast<long long>(a.rows) + b.rows, kMaxGridY)));
   repitch_kernel<T><<<grid, kRepitchThreads, 0, static_cast<cudaStream_t>(stream)>>>(a, b);
   CUDA_CHECK_LAUNCH("repitch_kernel");
   return Status::ok();
