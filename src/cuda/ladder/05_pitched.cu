@@ -7,7 +7,9 @@
 // problem size (the harness's untimed verification run) and reused afterwards.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <mutex>
+#include <string>
 
 #include "cuda/tiles/common.cuh"
 #include "cuda/ladder/rungs.hpp"
@@ -60,6 +62,20 @@ Status copy_pitched(PitchedBuffer& dst, const float* src, long long ld, long lon
   return Status::ok();
 }
 
+// cudaMemcpy2D refuses a pitch above the device's maximum (cudaDevAttrMaxPitch): rows of A
+// or B further apart than that cannot be copied this way, so the rung says so first.
+Status require_copyable_pitch(const GemmProblem& p) {
+  int device = 0, max_pitch = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, device) != cudaSuccess || max_pitch <= 0)
+    return Status::ok();  // no device to ask: the copy says why, if it must
+  const RowMajorGemm rm = canonicalize(p);
+  const std::int64_t widest = std::max(rm.lda, rm.ldb) * static_cast<std::int64_t>(sizeof(float));
+  if (widest <= max_pitch) return Status::ok();
+  return {StatusCode::NotSupported, "pitched: cudaMemcpy2D copies rows at most " + std::to_string(max_pitch) +
+                                        " bytes apart; A's or B's are " + std::to_string(widest)};
+}
+
 Status run(const GemmProblem& p, Stream stream) {
   const RowMajorGemm rm = canonicalize(p);
   GemmArgs g = make_args(rm);
@@ -85,7 +101,10 @@ Variant pitched_variant() {
   v.backend = Backend::Cuda;
   v.technique = "A and B copied to cudaMallocPitch rows (cudaMemcpy2D), then smem_padded";
   v.config = {{{"TILE_WIDTH", kTileWidth}, {"padding", kPadding}}};
-  v.can_implement = [](const GemmProblem& p) { return require_f32_simt(p, "pitched"); };
+  v.can_implement = [](const GemmProblem& p) {
+    GEMMLAB_TRY(require_f32_simt(p, "pitched"));
+    return require_copyable_pitch(p);
+  };
   v.run = run;
   v.kernel_info = smem_tiled_kernel_info<kTileWidth, kPadding>;  // the copies are cudaMemcpy2D
   v.model = [](const GemmProblem& p) {
