@@ -88,8 +88,13 @@ def _library(x: Any) -> str:
 
 def _place(x: Any, name: str) -> tuple[str, int]:
     """('cpu', -1) or ('cuda', ordinal) for an array argument, before reading it."""
-    if _library(x) == "numpy" and hasattr(x, "__array_interface__"):
+    library = _library(x)
+    if library == "numpy" and hasattr(x, "__array_interface__"):
         return "cpu", -1
+    if library == "torch" and hasattr(x, "data_ptr"):
+        if x.device.type in ("cpu", "cuda"):
+            return ("cpu", -1) if x.device.type == "cpu" else ("cuda", int(x.device.index))
+        raise ValueError(f"{name} is on torch device {x.device}: gemmlab runs on the CPU and on CUDA devices")
     if hasattr(x, "__dlpack_device__"):
         device_type, device_id = x.__dlpack_device__()
         if device_type == _DL_CPU:
@@ -112,6 +117,16 @@ def _dtype_of_numpy(x: Any) -> str | None:
     return _TYPESTR_DTYPES.get(x.dtype.str)
 
 
+_torch_dtypes: dict[Any, str] = {}
+
+
+def _dtype_of_torch(x: Any) -> str | None:
+    if not _torch_dtypes:
+        import torch
+        _torch_dtypes.update({torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"})
+    return _torch_dtypes.get(x.dtype)
+
+
 def _stream_of(x: Any, library: str, device: int) -> int:
     """The stream a GPU array's framework is working on now (a cudaStream_t as an integer;
     0: the legacy default stream)."""
@@ -130,9 +145,10 @@ def _stream_of(x: Any, library: str, device: int) -> int:
 
 
 def _read(x: Any, name: str, backend: str, device: int, stream: int) -> _Operand:
-    """Reads an array argument whose place is (backend, device); GPU arrays through DLPack with
-    `stream` as the consumer's stream (so the producer orders its work before ours), or through
-    __cuda_array_interface__."""
+    """Reads an array argument whose place is (backend, device): NumPy and PyTorch arrays through
+    their own attributes (a tensor's data_ptr and strides: no DLPack capsule per call), others
+    through DLPack with `stream` as the consumer's stream (so the producer orders its work before
+    ours), or through __cuda_array_interface__."""
     op = _Operand()
     op.name, op.obj, op.library, op.backend, op.device, op.keep = name, x, _library(x), backend, device, None
     op.readonly = False
@@ -147,9 +163,13 @@ def _read(x: Any, name: str, backend: str, device: int, stream: int) -> _Operand
                              f"{itemsize} bytes; copy it first (numpy.ascontiguousarray)")
         op.strides = tuple(int(s) // itemsize for s in x.strides)
         op.readonly = not x.flags.writeable
+    elif op.library == "torch" and hasattr(x, "data_ptr"):
+        op.dtype = _dtype_of_torch(x)
+        op.dtype_text = str(x.dtype)
+        op.data = int(x.data_ptr())
+        op.shape = tuple(x.shape)
+        op.strides = tuple(x.stride())
     elif hasattr(x, "__dlpack__"):
-        if op.library == "torch" and x.requires_grad:
-            x = x.detach()  # the same memory; gemmlab has no autograd
         if backend == "cuda":
             # The protocol's stream numbers: 1 is the legacy default stream (0 is not allowed).
             capsule = x.__dlpack__(stream=stream if stream != 0 else 1)

@@ -223,3 +223,46 @@ def test_verify_bad_arguments(kwargs, words):
 def test_bench_l2_flush_on_the_cpu():
     with pytest.raises(ValueError, match="l2_flush applies to the GPU's L2"):
         gemmlab.bench("naive", backend="cpu", shapes=[4], l2_flush="clean")
+
+
+# ---- arrays that speak only DLPack (as a framework other than NumPy does) ------------------------
+
+class DLPackOnly:
+    """A host array reachable only through the DLPack protocol."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+
+    def __dlpack__(self, stream=None):
+        assert stream is None, "a host array is asked for no stream"
+        return self.array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def test_dlpack_view_reads_a_capsule():
+    base = np.arange(24, dtype=np.float16).reshape(4, 6)
+    view = gemmlab._core.DLPackView(base[:, 1:5].T.__dlpack__())
+    assert view.shape == [4, 4] and view.strides == [1, 6]
+    assert view.dtype == (2, 16, 1) and view.device == (1, 0)
+    assert view.data == base.ctypes.data + 2
+    capsule = base.__dlpack__()
+    gemmlab._core.DLPackView(capsule)
+    with pytest.raises(ValueError, match="a DLPack capsule named 'used_dltensor'"):
+        gemmlab._core.DLPackView(capsule)
+    with pytest.raises(TypeError, match="takes the capsule"):
+        gemmlab._core.DLPackView(base)
+
+
+def test_matmul_through_dlpack():
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-1, 1, (31, 17)).astype(np.float32)
+    b = rng.uniform(-1, 1, (23, 17)).astype(np.float32).T  # transposed, through DLPack's strides
+    out = np.empty((31, 23), np.float32)
+    assert gemmlab.matmul(DLPackOnly(a), DLPackOnly(b), out=out) is out
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="allocates results for NumPy, PyTorch and CuPy arrays only"):
+        gemmlab.matmul(DLPackOnly(a), DLPackOnly(b))
+    with pytest.raises(TypeError, match="b has dtype"):
+        gemmlab.matmul(DLPackOnly(a), DLPackOnly(np.ones((17, 2), np.float64)), out=f32(31, 2))
