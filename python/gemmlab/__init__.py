@@ -256,7 +256,7 @@ def _context(backend: str, device: int) -> Any:
     key = (backend, device)
     context = _contexts.by_place.get(key)
     if context is None:
-        context = _core.Context(backend, max(device, 0))
+        context = _core.Context.create(backend, max(device, 0))
         _contexts.by_place[key] = context
     return context
 

@@ -9,7 +9,8 @@ class GemmlabError(RuntimeError):
 class Context:
     """A gemmlab::Context: one backend (and CUDA device), its workspaces and handles."""
 
-    def __init__(self, backend: str, device: int = 0, threads: int = 0) -> None: ...
+    @staticmethod
+    def create(backend: str, device: int = 0, threads: int = 0) -> Context: ...
     @property
     def backend(self) -> str: ...
     @property

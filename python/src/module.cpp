@@ -313,7 +313,8 @@ NB_MODULE(_core, m) {
   nb::class_<Context>(m, "Context",
                       "A gemmlab::Context: one backend (and CUDA device), its workspaces and handles. "
                       "One thread at a time.")
-      .def(nb::new_(&make_context), "backend"_a, "device"_a = 0, "threads"_a = 0)
+      .def_static("create", &make_context, "backend"_a, "device"_a = 0, "threads"_a = 0,
+                  "A context for backend 'cpu' or 'cuda' (device: a CUDA ordinal; threads: CPU threads, 0 all)")
       .def_prop_ro("backend", [](const Context& c) { return std::string(to_string(c.backend())); })
       .def_prop_ro("device", &Context::device);
 
