@@ -37,6 +37,9 @@ struct Traffic {
   double cgma = 0;                // flops per 4-byte word loaded from global memory
   std::int64_t smem_bytes_per_block = 0;
   std::int64_t threads_per_block = 0;
+  // Launches of the rung's kernel: 1, or the sub-grids it runs in sequence where one grid
+  // cannot cover the problem (seed 002's second level of blocking: src/cuda/tiles/sub_grid.hpp).
+  std::int64_t launches = 1;
 };
 
 // The kernel a CUDA rung launches for a problem, for `explain` (cudaFuncGetAttributes and

@@ -349,7 +349,8 @@ json explanation_json(const Explanation& e) {
                     {"global_loads_words", r.load_bytes / 4},
                     {"cgma", r.cgma},
                     {"min_dram_bytes", r.min_dram_bytes},
-                    {"intensity_flops_per_byte", r.intensity}};
+                    {"intensity_flops_per_byte", r.intensity},
+                    {"launches", e.record.model.launches}};
     out["roofline"] = {{"bandwidth_gbs", r.bandwidth_gbs},
                        {"compute_gflops", r.compute_gflops},
                        {"compute_ceiling", r.compute_what},
@@ -450,6 +451,10 @@ std::string format_explain_table(const std::vector<Explanation>& list, const Exp
     if (t.smem_bytes_per_block > 0 || t.threads_per_block > 0)
       out += fmt::format("  per block (model)          {} threads, {} bytes of shared memory\n", t.threads_per_block,
                          t.smem_bytes_per_block);
+    if (t.launches > 1)
+      out += fmt::format("  launches (model)           {} sub-grids in sequence: one grid cannot cover {}x{}x{} "
+                         "(seed 002's second level of blocking)\n",
+                         t.launches, r.m, r.n, r.k);
     if (e.roofline) {
       const Roofline& rl = *e.roofline;
       out += "ceilings (measured in this run)\n";

@@ -21,20 +21,10 @@
 #include "cuda/runtime/l2_flush.hpp"
 #include "gemmlab/availability.hpp"
 #include "gemmlab/registry.hpp"
+#include "support/cuda_executor.hpp"
 
 namespace gemmlab {
 namespace {
-
-std::unique_ptr<Executor> cuda_or_skip() {
-  std::unique_ptr<Executor> ex;
-  if (!cuda_device_present()) return ex;
-  if (Status s = make_cuda_executor(ex); !s) ADD_FAILURE() << s.describe();
-  return ex;
-}
-
-#define REQUIRE_CUDA(ex)                                                          \
-  auto ex = cuda_or_skip();                                                       \
-  if (!ex) GTEST_SKIP() << "no CUDA device on this machine (or no CUDA in this build)"
 
 // Shapes that break tiling assumptions: 1x1x1, primes, tile sizes +- 1, k = 1,
 // tall/skinny and wide/flat, non-square.

@@ -4,6 +4,7 @@
 // CGMA = 1 (two 4-byte loads per multiply-add).
 #include "cuda/tiles/common.cuh"
 #include "cuda/tiles/kernel_info.hpp"
+#include "cuda/tiles/sub_grid.hpp"
 #include "cuda/ladder/rungs.hpp"
 #include "cuda/runtime/check.hpp"
 
@@ -12,6 +13,8 @@ namespace {
 
 constexpr int kBlockRows = 32;  // threadIdx.x: rows of C (the uncoalesced mapping)
 constexpr int kBlockCols = 8;   // threadIdx.y: columns of C
+// Rows of C along x, columns along y: past 65,535 x 8 columns, sub-grids in sequence.
+constexpr GridLimits kGrid = cols_on_y(kBlockRows, kBlockCols);
 
 template <bool TransA, bool TransB>
 __global__ void __launch_bounds__(kBlockRows * kBlockCols) naive_kernel(GemmArgs g) {
@@ -23,17 +26,21 @@ __global__ void __launch_bounds__(kBlockRows * kBlockCols) naive_kernel(GemmArgs
   store_c(g, row, col, acc);
 }
 
-Status run(const GemmProblem& problem, Stream stream) {
-  const RowMajorGemm rm = canonicalize(problem);
+// One grid: a sub-problem within kGrid's limits.
+Status launch(const RowMajorGemm& rm, cudaStream_t stream) {
   const GemmArgs g = make_args(rm);
   const dim3 block(kBlockRows, kBlockCols);
   const dim3 grid(ceil_div(g.m, kBlockRows), ceil_div(g.n, kBlockCols));
   dispatch_trans(rm.trans_a, rm.trans_b, [&](auto ta, auto tb) {
-    naive_kernel<decltype(ta)::value, decltype(tb)::value>
-        <<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(g);
+    naive_kernel<decltype(ta)::value, decltype(tb)::value><<<grid, block, 0, stream>>>(g);
   });
   CUDA_CHECK_LAUNCH("naive_kernel");
   return Status::ok();
+}
+
+Status run(const GemmProblem& problem, Stream stream) {
+  return for_each_sub_grid(canonicalize(problem), kGrid, sizeof(float),
+                           [&](const RowMajorGemm& sub) { return launch(sub, static_cast<cudaStream_t>(stream)); });
 }
 
 // For explain: the instantiation run() launches for this problem.
@@ -61,6 +68,7 @@ Variant naive_variant() {
     Traffic t = minimum_traffic(p);
     set_loads_per_fma(t, p, 2.0);
     t.threads_per_block = kBlockRows * kBlockCols;
+    t.launches = launches(p, kGrid);
     return t;
   };
   return v;

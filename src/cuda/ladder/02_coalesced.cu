@@ -5,6 +5,7 @@
 // request drags in from DRAM (seed 001: coalesced vs permuted access).
 #include "cuda/tiles/common.cuh"
 #include "cuda/tiles/kernel_info.hpp"
+#include "cuda/tiles/sub_grid.hpp"
 #include "cuda/ladder/rungs.hpp"
 #include "cuda/runtime/check.hpp"
 
@@ -13,6 +14,8 @@ namespace {
 
 constexpr int kBlockCols = 32;  // threadIdx.x: columns of C (consecutive addresses)
 constexpr int kBlockRows = 8;   // threadIdx.y: rows of C
+// Columns of C along x, rows along y: past 65,535 x 8 rows, sub-grids in sequence.
+constexpr GridLimits kGrid = rows_on_y(kBlockRows, kBlockCols);
 
 template <bool TransA, bool TransB>
 __global__ void __launch_bounds__(kBlockRows * kBlockCols) coalesced_kernel(GemmArgs g) {
@@ -24,17 +27,21 @@ __global__ void __launch_bounds__(kBlockRows * kBlockCols) coalesced_kernel(Gemm
   store_c(g, row, col, acc);
 }
 
-Status run(const GemmProblem& problem, Stream stream) {
-  const RowMajorGemm rm = canonicalize(problem);
+// One grid: a sub-problem within kGrid's limits.
+Status launch(const RowMajorGemm& rm, cudaStream_t stream) {
   const GemmArgs g = make_args(rm);
   const dim3 block(kBlockCols, kBlockRows);
   const dim3 grid(ceil_div(g.n, kBlockCols), ceil_div(g.m, kBlockRows));
   dispatch_trans(rm.trans_a, rm.trans_b, [&](auto ta, auto tb) {
-    coalesced_kernel<decltype(ta)::value, decltype(tb)::value>
-        <<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(g);
+    coalesced_kernel<decltype(ta)::value, decltype(tb)::value><<<grid, block, 0, stream>>>(g);
   });
   CUDA_CHECK_LAUNCH("coalesced_kernel");
   return Status::ok();
+}
+
+Status run(const GemmProblem& problem, Stream stream) {
+  return for_each_sub_grid(canonicalize(problem), kGrid, sizeof(float),
+                           [&](const RowMajorGemm& sub) { return launch(sub, static_cast<cudaStream_t>(stream)); });
 }
 
 // For explain: the instantiation run() launches for this problem.
@@ -62,6 +69,7 @@ Variant coalesced_variant() {
     Traffic t = minimum_traffic(p);
     set_loads_per_fma(t, p, 2.0);
     t.threads_per_block = kBlockRows * kBlockCols;
+    t.launches = launches(p, kGrid);
     return t;
   };
   return v;

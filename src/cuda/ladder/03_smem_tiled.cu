@@ -7,6 +7,7 @@
 #include "cuda/tiles/kernel_info.hpp"
 #include "cuda/ladder/rungs.hpp"
 #include "cuda/tiles/smem_tiled.hpp"
+#include "cuda/tiles/sub_grid.hpp"
 #include "cuda/runtime/check.hpp"
 
 namespace gemmlab::cuda {
@@ -38,18 +39,26 @@ __global__ void __launch_bounds__(TileWidth * TileWidth) smem_tiled_kernel(GemmA
   store_c(g, row0 + ty, col0 + tx, acc);
 }
 
+// Tile columns along x, tile rows along y (at most 65,535), K in int steps of TileWidth:
+// larger problems run as sub-grids in sequence.
+constexpr GridLimits grid_limits(int tile_width) { return rows_on_y(tile_width, tile_width, kMaxKChunk); }
+
 }  // namespace
 
 template <int TileWidth, int Padding>
-Status run_smem_tiled(const GemmArgs& g, bool trans_a, bool trans_b, cudaStream_t stream) {
-  const dim3 block(TileWidth, TileWidth);
-  const dim3 grid(ceil_div(g.n, TileWidth), ceil_div(g.m, TileWidth));
-  dispatch_trans(trans_a, trans_b, [&](auto ta, auto tb) {
-    smem_tiled_kernel<TileWidth, Padding, decltype(ta)::value, decltype(tb)::value>
-        <<<grid, block, 0, stream>>>(g);
-  });
-  CUDA_CHECK_LAUNCH("smem_tiled_kernel");
-  return Status::ok();
+Status run_smem_tiled(const GemmArgs& args, bool trans_a, bool trans_b, cudaStream_t stream) {
+  const auto launch = [&](const RowMajorGemm& sub) {
+    const GemmArgs g = make_args(sub);
+    const dim3 block(TileWidth, TileWidth);
+    const dim3 grid(ceil_div(g.n, TileWidth), ceil_div(g.m, TileWidth));
+    dispatch_trans(trans_a, trans_b, [&](auto ta, auto tb) {
+      smem_tiled_kernel<TileWidth, Padding, decltype(ta)::value, decltype(tb)::value>
+          <<<grid, block, 0, stream>>>(g);
+    });
+    CUDA_CHECK_LAUNCH("smem_tiled_kernel");
+    return Status::ok();
+  };
+  return for_each_sub_grid(row_major_of(args, trans_a, trans_b), grid_limits(TileWidth), sizeof(float), launch);
 }
 template Status run_smem_tiled<16, 0>(const GemmArgs&, bool, bool, cudaStream_t);
 template Status run_smem_tiled<32, 0>(const GemmArgs&, bool, bool, cudaStream_t);
@@ -76,6 +85,7 @@ Traffic smem_tiled_model(const GemmProblem& p, int tile_width, int padding) {
   set_loads_per_fma(t, p, 2.0 / tile_width);
   t.threads_per_block = tile_width * tile_width;
   t.smem_bytes_per_block = 2LL * tile_width * (tile_width + padding) * 4;
+  t.launches = launches(p, grid_limits(tile_width));
   return t;
 }
 

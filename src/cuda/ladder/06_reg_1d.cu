@@ -4,6 +4,7 @@
 // TM partial sums live in registers. Shared-memory reads per FMA fall from 2 to 1 + 1/TM.
 #include "cuda/tiles/common.cuh"
 #include "cuda/tiles/kernel_info.hpp"
+#include "cuda/tiles/sub_grid.hpp"
 #include "cuda/ladder/rungs.hpp"
 #include "cuda/tiles/tile_copy.cuh"
 #include "cuda/runtime/check.hpp"
@@ -17,6 +18,10 @@ struct Reg1dConfig {
   static_assert(BM % TM == 0, "a block's rows split into whole strips");
   static_assert(kThreads % BN == 0 && kThreads <= 1024, "threads cover the tile");
 };
+
+// Tile columns along x, tile rows along y (at most 65,535), K in int steps of BK: larger
+// problems run as sub-grids in sequence.
+constexpr GridLimits kGrid = rows_on_y(Reg1dConfig::BM, Reg1dConfig::BN, kMaxKChunk);
 
 template <bool TransA, bool TransB>
 __global__ void __launch_bounds__(Reg1dConfig::kThreads) reg_1d_kernel(GemmArgs g) {
@@ -46,17 +51,21 @@ __global__ void __launch_bounds__(Reg1dConfig::kThreads) reg_1d_kernel(GemmArgs 
   for (int i = 0; i < C::TM; ++i) store_c(g, row0 + strip * C::TM + i, col0 + col, acc[i]);
 }
 
-Status run(const GemmProblem& p, Stream stream) {
+// One grid: a sub-problem within kGrid's limits.
+Status launch(const RowMajorGemm& rm, cudaStream_t stream) {
   using C = Reg1dConfig;
-  const RowMajorGemm rm = canonicalize(p);
   const GemmArgs g = make_args(rm);
   const dim3 grid(ceil_div(g.n, C::BN), ceil_div(g.m, C::BM));
   dispatch_trans(rm.trans_a, rm.trans_b, [&](auto ta, auto tb) {
-    reg_1d_kernel<decltype(ta)::value, decltype(tb)::value>
-        <<<grid, C::kThreads, 0, static_cast<cudaStream_t>(stream)>>>(g);
+    reg_1d_kernel<decltype(ta)::value, decltype(tb)::value><<<grid, C::kThreads, 0, stream>>>(g);
   });
   CUDA_CHECK_LAUNCH("reg_1d_kernel");
   return Status::ok();
+}
+
+Status run(const GemmProblem& p, Stream stream) {
+  return for_each_sub_grid(canonicalize(p), kGrid, sizeof(float),
+                           [&](const RowMajorGemm& sub) { return launch(sub, static_cast<cudaStream_t>(stream)); });
 }
 
 // For explain: the instantiation run() launches for this problem.
@@ -87,6 +96,7 @@ Variant reg_1d_variant() {
     set_loads_per_fma(t, p, 1.0 / C::BN + 1.0 / C::BM);
     t.threads_per_block = C::kThreads;
     t.smem_bytes_per_block = (C::BM * C::BK + C::BK * C::BN) * 4;
+    t.launches = launches(p, kGrid);
     return t;
   };
   return v;

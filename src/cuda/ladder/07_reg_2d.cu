@@ -5,6 +5,7 @@
 // also raise the CGMA ratio: each word loaded from global memory feeds BN (or BM) FMAs.
 #include "cuda/tiles/common.cuh"
 #include "cuda/tiles/kernel_info.hpp"
+#include "cuda/tiles/sub_grid.hpp"
 #include "cuda/ladder/rungs.hpp"
 #include "cuda/tiles/tile_copy.cuh"
 #include "cuda/runtime/check.hpp"
@@ -17,6 +18,10 @@ struct Reg2dConfig {
   static constexpr int kThreads = (BM / TM) * (BN / TN);
   static_assert(BM % TM == 0 && BN % TN == 0, "thread tiles cover the block tile");
 };
+
+// Tile columns along x, tile rows along y (at most 65,535), K in int steps of BK: larger
+// problems run as sub-grids in sequence.
+constexpr GridLimits kGrid = rows_on_y(Reg2dConfig::BM, Reg2dConfig::BN, kMaxKChunk);
 
 template <bool TransA, bool TransB>
 __global__ void __launch_bounds__(Reg2dConfig::kThreads) reg_2d_kernel(GemmArgs g) {
@@ -53,17 +58,21 @@ __global__ void __launch_bounds__(Reg2dConfig::kThreads) reg_2d_kernel(GemmArgs 
     for (int j = 0; j < C::TN; ++j) store_c(g, row0 + ty * C::TM + i, col0 + tx * C::TN + j, acc[i][j]);
 }
 
-Status run(const GemmProblem& p, Stream stream) {
+// One grid: a sub-problem within kGrid's limits.
+Status launch(const RowMajorGemm& rm, cudaStream_t stream) {
   using C = Reg2dConfig;
-  const RowMajorGemm rm = canonicalize(p);
   const GemmArgs g = make_args(rm);
   const dim3 grid(ceil_div(g.n, C::BN), ceil_div(g.m, C::BM));
   dispatch_trans(rm.trans_a, rm.trans_b, [&](auto ta, auto tb) {
-    reg_2d_kernel<decltype(ta)::value, decltype(tb)::value>
-        <<<grid, C::kThreads, 0, static_cast<cudaStream_t>(stream)>>>(g);
+    reg_2d_kernel<decltype(ta)::value, decltype(tb)::value><<<grid, C::kThreads, 0, stream>>>(g);
   });
   CUDA_CHECK_LAUNCH("reg_2d_kernel");
   return Status::ok();
+}
+
+Status run(const GemmProblem& p, Stream stream) {
+  return for_each_sub_grid(canonicalize(p), kGrid, sizeof(float),
+                           [&](const RowMajorGemm& sub) { return launch(sub, static_cast<cudaStream_t>(stream)); });
 }
 
 // For explain: the instantiation run() launches for this problem.
@@ -93,6 +102,7 @@ Variant reg_2d_variant() {
     set_loads_per_fma(t, p, 1.0 / C::BN + 1.0 / C::BM);
     t.threads_per_block = C::kThreads;
     t.smem_bytes_per_block = (C::BM * C::BK + C::BK * C::BN) * 4;
+    t.launches = launches(p, kGrid);
     return t;
   };
   return v;

@@ -5,6 +5,7 @@
 // 16-byte shared loads: 4 instructions per step of k instead of 16.
 #include "cuda/tiles/common.cuh"
 #include "cuda/tiles/kernel_info.hpp"
+#include "cuda/tiles/sub_grid.hpp"
 #include "cuda/ladder/rungs.hpp"
 #include "cuda/tiles/tile_copy.cuh"
 #include "cuda/runtime/check.hpp"
@@ -18,6 +19,10 @@ struct VectorizedConfig {
   static constexpr int kThreads = (BM / TM) * (BN / TN);
   static_assert(TM % 4 == 0 && TN % 4 == 0, "fragments are read as float4");
 };
+
+// Tile columns along x, tile rows along y (at most 65,535), K in int steps of BK: larger
+// problems run as sub-grids in sequence.
+constexpr GridLimits kGrid = rows_on_y(VectorizedConfig::BM, VectorizedConfig::BN, kMaxKChunk);
 
 template <bool TransA, bool TransB, bool Vec>
 __global__ void __launch_bounds__(VectorizedConfig::kThreads) vectorized_kernel(GemmArgs g, bool vec_c) {
@@ -64,15 +69,15 @@ __global__ void __launch_bounds__(VectorizedConfig::kThreads) vectorized_kernel(
                make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]), vec_c);
 }
 
-Status run(const GemmProblem& p, Stream stream) {
+// One grid: a sub-problem within kGrid's limits (its bases moved by whole tiles: aligned
+// as the problem's are).
+Status launch(const RowMajorGemm& rm, cudaStream_t s) {
   using C = VectorizedConfig;
-  const RowMajorGemm rm = canonicalize(p);
   const GemmArgs g = make_args(rm);
   const dim3 grid(ceil_div(g.n, C::BN), ceil_div(g.m, C::BM));
   // One flag for both operands: halves the instantiations; a misaligned operand is rare.
   const bool vec_ab = rows_16b_aligned(g.a, g.lda) && rows_16b_aligned(g.b, g.ldb);
   const bool vec_c = rows_16b_aligned(g.c, g.ldc);
-  const auto s = static_cast<cudaStream_t>(stream);
   dispatch_trans(rm.trans_a, rm.trans_b, [&](auto ta, auto tb) {
     constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
     if (vec_ab) vectorized_kernel<kTa, kTb, true><<<grid, C::kThreads, 0, s>>>(g, vec_c);
@@ -80,6 +85,11 @@ Status run(const GemmProblem& p, Stream stream) {
   });
   CUDA_CHECK_LAUNCH("vectorized_kernel");
   return Status::ok();
+}
+
+Status run(const GemmProblem& p, Stream stream) {
+  return for_each_sub_grid(canonicalize(p), kGrid, sizeof(float),
+                           [&](const RowMajorGemm& sub) { return launch(sub, static_cast<cudaStream_t>(stream)); });
 }
 
 // For explain: the instantiation run() launches for this problem (float4 loads when A's
@@ -114,6 +124,7 @@ Variant vectorized_variant() {
     set_loads_per_fma(t, p, 1.0 / C::BN + 1.0 / C::BM);
     t.threads_per_block = C::kThreads;
     t.smem_bytes_per_block = C::BK * (C::BM + C::BN + 2 * C::kPad) * 4;
+    t.launches = launches(p, kGrid);
     return t;
   };
   return v;

@@ -5,6 +5,7 @@
 // lanes of the other dimension (broadcast). BK doubles to 16 to halve the barriers.
 #include "cuda/tiles/common.cuh"
 #include "cuda/tiles/kernel_info.hpp"
+#include "cuda/tiles/sub_grid.hpp"
 #include "cuda/ladder/rungs.hpp"
 #include "cuda/tiles/tile_copy.cuh"
 #include "cuda/tiles/warp_tile.cuh"
@@ -15,6 +16,9 @@ namespace {
 
 using WarptileConfig = WarpTileConfig</*BM=*/128, /*BN=*/128, /*BK=*/16, /*WM=*/64, /*WN=*/32>;
 constexpr int kPad = 4;  // keeps rows 16-byte aligned; staggers the transposing stores
+// Tile columns along x, tile rows along y (at most 65,535), K in int steps of BK: larger
+// problems run as sub-grids in sequence.
+constexpr GridLimits kGrid = rows_on_y(WarptileConfig::BM, WarptileConfig::BN, kMaxKChunk);
 
 template <bool TransA, bool TransB, bool Vec>
 __global__ void __launch_bounds__(WarptileConfig::kThreads) warptile_kernel(GemmArgs g, bool vec_c) {
@@ -41,14 +45,14 @@ __global__ void __launch_bounds__(WarptileConfig::kThreads) warptile_kernel(Gemm
   mma.store(g, row0, col0, vec_c);
 }
 
-Status run(const GemmProblem& p, Stream stream) {
+// One grid: a sub-problem within kGrid's limits (its bases moved by whole tiles: aligned
+// as the problem's are).
+Status launch(const RowMajorGemm& rm, cudaStream_t s) {
   using C = WarptileConfig;
-  const RowMajorGemm rm = canonicalize(p);
   const GemmArgs g = make_args(rm);
   const dim3 grid(ceil_div(g.n, C::BN), ceil_div(g.m, C::BM));
   const bool vec_ab = rows_16b_aligned(g.a, g.lda) && rows_16b_aligned(g.b, g.ldb);
   const bool vec_c = rows_16b_aligned(g.c, g.ldc);
-  const auto s = static_cast<cudaStream_t>(stream);
   dispatch_trans(rm.trans_a, rm.trans_b, [&](auto ta, auto tb) {
     constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
     if (vec_ab) warptile_kernel<kTa, kTb, true><<<grid, C::kThreads, 0, s>>>(g, vec_c);
@@ -56,6 +60,11 @@ Status run(const GemmProblem& p, Stream stream) {
   });
   CUDA_CHECK_LAUNCH("warptile_kernel");
   return Status::ok();
+}
+
+Status run(const GemmProblem& p, Stream stream) {
+  return for_each_sub_grid(canonicalize(p), kGrid, sizeof(float),
+                           [&](const RowMajorGemm& sub) { return launch(sub, static_cast<cudaStream_t>(stream)); });
 }
 
 // For explain: the instantiation run() launches for this problem (float4 loads when A's
@@ -91,6 +100,7 @@ Variant warptile_variant() {
     set_loads_per_fma(t, p, 1.0 / C::BN + 1.0 / C::BM);
     t.threads_per_block = C::kThreads;
     t.smem_bytes_per_block = C::BK * (C::BM + C::BN + 2 * kPad) * 4;
+    t.launches = launches(p, kGrid);
     return t;
   };
   return v;

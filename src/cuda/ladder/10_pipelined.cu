@@ -19,6 +19,7 @@
 #include "cuda/tiles/device_limits.hpp"
 #include "cuda/tiles/kernel_info.hpp"
 #include "cuda/tiles/operand_staging.cuh"
+#include "cuda/tiles/sub_grid.hpp"
 #include "cuda/ladder/rungs.hpp"
 #include "cuda/tiles/tile_copy.cuh"
 #include "cuda/tiles/warp_tile.cuh"
@@ -324,6 +325,10 @@ DeviceMemory& transposed_a() {
   return memory;
 }
 
+// One launch is a 1-D grid of tiles in int: problems past 2^31 rows or columns run as
+// sub-grids in sequence (the K loop counts tiles: any k in int).
+GridLimits grid_limits(const PipelinedChoice& c) { return tiles_on_x(c.bm, c.bn); }
+
 const PipelinedChoice& pick(const RowMajorGemm& g, Forced forced) {
   if (forced) return *forced;
   const auto choose = [&](const auto& table) -> const PipelinedChoice& {
@@ -367,7 +372,10 @@ Status run(const GemmProblem& p, Stream stream, Forced forced) {
                                        static_cast<int>(g.k), static_cast<int>(g.m), /*split=*/false, layout,
                                        transposed_a().as<float>(), stream));
   }
-  return pick(rm, forced).launch(make_args(rm), rm.trans_a, rm.trans_b, static_cast<cudaStream_t>(stream));
+  const PipelinedChoice& c = pick(rm, forced);
+  return for_each_sub_grid(rm, grid_limits(c), sizeof(float), [&](const RowMajorGemm& sub) {
+    return c.launch(make_args(sub), sub.trans_a, sub.trans_b, static_cast<cudaStream_t>(stream));
+  });
 }
 
 std::string describe_choice(const PipelinedChoice& c) {
@@ -429,6 +437,7 @@ Variant make_variant(Forced forced) {
     set_loads_per_fma(t, p, 1.0 / c.bn + 1.0 / c.bm);
     t.threads_per_block = c.threads;
     t.smem_bytes_per_block = c.smem_bytes;
+    t.launches = plan_sub_grids(rm, grid_limits(c)).launches();
     return t;
   };
   return v;

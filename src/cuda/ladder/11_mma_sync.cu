@@ -29,6 +29,7 @@
 #include "cuda/tiles/common.cuh"
 #include "cuda/tiles/device_limits.hpp"
 #include "cuda/tiles/kernel_info.hpp"
+#include "cuda/tiles/sub_grid.hpp"
 #include "cuda/ladder/rungs.hpp"
 #include "cuda/runtime/check.hpp"
 
@@ -400,6 +401,10 @@ const MmaChoice& pick(const RowMajorGemm& rm, Forced forced) {
   return *find_choice<T>("128x128x32");
 }
 
+// One launch is a 1-D grid of tiles in int: problems past 2^31 rows or columns run as
+// sub-grids in sequence (the K loop counts tiles: any k in int).
+GridLimits grid_limits(const MmaChoice& c) { return tiles_on_x(c.bm, c.bn); }
+
 // The configuration pick() runs must fit the device's shared memory (a forced one may not).
 Status fits_device(const MmaChoice& c, const RowMajorGemm& rm, const char* rung) {
   return require_smem(c.smem_bytes(rm.trans_a, rm.trans_b), rung, c.name);
@@ -408,7 +413,10 @@ Status fits_device(const MmaChoice& c, const RowMajorGemm& rm, const char* rung)
 template <class T>
 Status run(const GemmProblem& p, Stream stream, Forced forced) {
   const RowMajorGemm rm = canonicalize(p);
-  return pick<T>(rm, forced).launch(make_args<Bits>(rm), rm.trans_a, rm.trans_b, static_cast<cudaStream_t>(stream));
+  const MmaChoice& c = pick<T>(rm, forced);
+  return for_each_sub_grid(rm, grid_limits(c), sizeof(Bits), [&](const RowMajorGemm& sub) {
+    return c.launch(make_args<Bits>(sub), sub.trans_a, sub.trans_b, static_cast<cudaStream_t>(stream));
+  });
 }
 
 template <class T>
@@ -484,6 +492,7 @@ Variant make_variant(DType input, const char* name, Forced forced) {
     set_loads_per_fma(t, p, 1.0 / choice.bn + 1.0 / choice.bm);
     t.threads_per_block = choice.threads;
     t.smem_bytes_per_block = choice.smem_bytes(rm.trans_a, rm.trans_b);
+    t.launches = plan_sub_grids(rm, grid_limits(choice)).launches();
     return t;
   };
   return v;

@@ -38,6 +38,13 @@ RowMajorArgs<Element> make_args(const RowMajorGemm& g) {
           static_cast<float*>(g.c), g.ldc, static_cast<float>(g.alpha), static_cast<float>(g.beta)};
 }
 
+// The row-major problem a kernel's arguments describe (make_args' inverse; float alpha and
+// beta come back exactly).
+template <class Element>
+RowMajorGemm row_major_of(const RowMajorArgs<Element>& g, bool trans_a, bool trans_b) {
+  return {g.m, g.n, g.k, trans_a, trans_b, g.a, g.lda, g.b, g.ldb, g.c, g.ldc, g.alpha, g.beta};
+}
+
 // op(A)(row, kk) and op(B)(kk, col), zero outside the matrix so partial tiles add nothing.
 template <bool TransA>
 __device__ __forceinline__ float load_a(const GemmArgs& g, int row, int kk) {
