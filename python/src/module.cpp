@@ -45,6 +45,33 @@ using namespace nb::literals;
 namespace gemmlab::python {
 namespace {
 
+// The library makes a context's device current and leaves it so (as cuBLAS does); a Python
+// caller's frameworks (PyTorch, CuPy) keep their own idea of the current device, so every call
+// that may choose a device gives the thread back the device it had.
+class KeepCurrentDevice {
+ public:
+  KeepCurrentDevice() {
+#ifdef GEMMLAB_HAVE_CUDA
+    if (cudaGetDevice(&device_) != cudaSuccess) {
+      (void)cudaGetLastError();
+      device_ = -1;
+    }
+#endif
+  }
+  ~KeepCurrentDevice() {
+#ifdef GEMMLAB_HAVE_CUDA
+    int now = -1;
+    if (device_ >= 0 && cudaGetDevice(&now) == cudaSuccess && now != device_) (void)cudaSetDevice(device_);
+    (void)cudaGetLastError();
+#endif
+  }
+  KeepCurrentDevice(const KeepCurrentDevice&) = delete;
+  KeepCurrentDevice& operator=(const KeepCurrentDevice&) = delete;
+
+ private:
+  int device_ = -1;
+};
+
 // A dict from (key, value) pairs, in order: nanobind's dict has no keyword constructor.
 nb::dict record(std::initializer_list<std::pair<const char*, nb::object>> fields) {
   nb::dict out;
@@ -70,7 +97,12 @@ std::unique_ptr<Context> make_context(const std::string& backend, int device, in
   options.device = device;
   options.threads = threads;
   std::unique_ptr<Context> context;
-  raise_if_failed(Context::create(options, context));
+  Status status;
+  {
+    const KeepCurrentDevice keep;
+    status = Context::create(options, context);
+  }
+  raise_if_failed(status);
   return context;
 }
 
@@ -116,6 +148,7 @@ std::tuple<std::string, std::string> run_gemm(Context& context, std::uintptr_t s
   Status status;
   {
     nb::gil_scoped_release release;
+    const KeepCurrentDevice keep;
     context.set_stream(reinterpret_cast<Stream>(stream));
     status = resolve_variant(context, problem, options, chosen);
     if (status) status = gemm(context, problem, chosen);
@@ -227,24 +260,24 @@ std::string run_harness(const HarnessArgs& args) {
     o.flush = *flush;
   }
 
-  std::unique_ptr<Executor> executor;
+  bench::RunContext context;
   std::vector<bench::Record> records;
-  const std::string started = bench::utc_now();
+  context.date = bench::utc_now();
   Status status;
   {
     nb::gil_scoped_release release;
+    const KeepCurrentDevice keep;  // declared first: the executor is gone before it restores
+    std::unique_ptr<Executor> executor;
     if (backend == Backend::Cpu) executor = make_cpu_executor();
     else status = make_cuda_executor(executor, args.device);
     if (status) status = bench::run(o, *executor, records);
+    if (status) context.device = executor->describe();
   }
   raise_if_failed(status);
-  bench::RunContext context;
   context.command = args.command;
   context.backend = std::string(to_string(backend));
-  context.device = executor->describe();
   context.options = o;
   context.command_line = args.command_line;
-  context.date = started;
   context.host = host_info().hostname;
   context.samples = args.samples;
   return bench::to_json(records, context).dump();
@@ -264,6 +297,7 @@ std::string device_measured_json_text(int device) {
   Status status;
   {
     nb::gil_scoped_release release;
+    const KeepCurrentDevice keep;
     status = cuda::measure_ceilings(options, facts, ceilings);
   }
   raise_if_failed(status);

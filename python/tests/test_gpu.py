@@ -158,8 +158,9 @@ def test_torch_requires_grad_inputs():
 def test_torch_second_device():
     a = trand(256, 128, dtype=torch.bfloat16, device="cuda:1")
     b = trand(128, 192, dtype=torch.bfloat16, device="cuda:1")
-    with torch.cuda.device(0):  # the current device is another one
+    with torch.cuda.device(0):  # the current device is another one, and stays so
         c = gemmlab.matmul(a, b)
+        assert torch.cuda.current_device() == 0
     assert c.device == torch.device("cuda:1")
     assert_within_bound(c, a, b, precision=auto_bound("bf16"))
     with pytest.raises(ValueError, match=r"different devices \(cuda:0 and cuda:1\)"):
