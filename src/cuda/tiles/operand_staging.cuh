@@ -68,29 +68,27 @@ __global__ void __launch_bounds__(kTile * kBlockRows)
   arch::launch_dependents();  // the GEMM may launch early (repitch_kernel)
   const int k0 = blockIdx.x * kTile;
   const int tx = threadIdx.x, ty = threadIdx.y;
-  // Rows in 64-bit: r0 + gridDim.y x kTile passes 2^31 where rows comes near it.
-  for (long long r0 = blockIdx.y * static_cast<long long>(kTile); r0 < rows;
-       r0 += static_cast<long long>(gridDim.y) * kTile) {
+  // r0 + gridDim.y x kTile may pass 2^31 where rows comes near it: the last step lands on
+  // rows instead. (r0 is a multiple of kTile below rows, so r0 + kTile - 1 stays in int.)
+  const int r_stride = gridDim.y * kTile;
+  for (int r0 = blockIdx.y * kTile; r0 < rows; r0 = rows - r0 > r_stride ? r0 + r_stride : rows) {
 #pragma unroll
     for (int j = 0; j < kTile; j += kBlockRows) {
       if constexpr (KContiguous) {  // a warp reads 32 consecutive kk of one row
-        const long long r = r0 + ty + j;
-        const int kk = k0 + tx;
-        tile[ty + j][tx] = r < rows && kk < k ? x[r * ld + kk] : 0.0f;
+        const int r = r0 + ty + j, kk = k0 + tx;
+        tile[ty + j][tx] = r < rows && kk < k ? x[static_cast<long long>(r) * ld + kk] : 0.0f;
       } else {  // a warp reads 32 consecutive rows of one kk
-        const long long r = r0 + tx;
-        const int kk = k0 + ty + j;
+        const int r = r0 + tx, kk = k0 + ty + j;
         tile[tx][ty + j] = r < rows && kk < k ? x[static_cast<long long>(kk) * ld + r] : 0.0f;
       }
     }
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < kTile; j += kBlockRows) {
-      const long long r = r0 + ty + j;
-      const int kk = k0 + tx;
+      const int r = r0 + ty + j, kk = k0 + tx;
       if (r < rows && kk < segment) {  // zeros from k to the segment's end
         const float v = tile[ty + j][tx];
-        float* row = out + r * pitch;
+        float* row = out + static_cast<long long>(r) * pitch;
         if constexpr (Split) {
           const float big = round_to_tf32(v);
           row[kk] = big;
