@@ -11,15 +11,12 @@
 #include <vector>
 
 #include "gemmlab/problem.hpp"
+#include "gemmlab/run_context.hpp"
 #include "gemmlab/status.hpp"
 #include "gemmlab/tolerance.hpp"
 #include "gemmlab/types.hpp"
 
 namespace gemmlab {
-
-// A stream for CUDA variants (a cudaStream_t), ignored by CPU variants. Kept opaque
-// so the public headers compile without CUDA.
-using Stream = void*;
 
 // Every tile size and knob of a rung, printable: "BM=128 BN=128 BK=8 TM=8 TN=8".
 struct Config {
@@ -104,14 +101,15 @@ struct Variant {
 
   // Requirements (alignment, architecture, sizes) reported, never silently violated.
   std::function<Status(const GemmProblem&)> can_implement;
-  // Launches the computation: no allocation, no synchronisation, no printing.
-  // Only called on validated problems with m, n > 0 and k > 0 and alpha != 0.
-  std::function<Status(const GemmProblem&, Stream)> run;
-  // Optional: sizes the variant's own device workspace for this problem (padded copies of
-  // operands), allocating only when it must grow, so that run() never allocates. gemm()
+  // Launches the computation on the context's stream (CUDA) or threads (CPU): no
+  // allocation, no synchronisation, no printing. Only called on validated problems with
+  // m, n > 0 and k > 0 and alpha != 0, with the context's device current.
+  std::function<Status(const GemmProblem&, RunContext&)> run;
+  // Optional: sizes the variant's workspace in the context for this problem (padded copies
+  // of operands), allocating only when it must grow, so that run() never allocates. gemm()
   // calls it before run(): the first call for a new largest problem allocates (in the
   // harness, the verification run or the warm-up), later calls only compare sizes.
-  std::function<Status(const GemmProblem&)> prepare;
+  std::function<Status(const GemmProblem&, RunContext&)> prepare;
   std::function<Traffic(const GemmProblem&)> model;
   // Optional (CUDA rungs): the kernel run() launches for this problem. Empty for library
   // anchors and CPU rungs. Ask after a run: some rungs raise kernel attributes on first use.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/reference.hpp"
+#include "gemmlab/context.hpp"
 #include "gemmlab/status.hpp"
 #include "gemmlab/variant.hpp"
 
@@ -58,7 +59,9 @@ class Executor {
  public:
   virtual ~Executor() = default;
   virtual Backend backend() const = 0;
-  virtual Stream stream() const = 0;
+  // The library context every run goes through: the executor's device and stream, and the
+  // workspaces and handles the rungs keep between repetitions.
+  virtual Context& context() = 0;
   // What results measured here must record: model, clocks, driver ... as key/value text.
   virtual std::vector<std::pair<std::string, std::string>> describe() const = 0;
 

@@ -31,8 +31,9 @@ class HostBuffer final : public Buffer {
 
 class CpuExecutor final : public Executor {
  public:
+  explicit CpuExecutor(std::unique_ptr<Context> context) : context_(std::move(context)) {}
   Backend backend() const override { return Backend::Cpu; }
-  Stream stream() const override { return nullptr; }
+  Context& context() override { return *context_; }
   std::vector<std::pair<std::string, std::string>> describe() const override {
     const HostInfo cpu = host_info();
     const cpu::OpenBlasInfo& blas = cpu::openblas_info();
@@ -80,10 +81,18 @@ class CpuExecutor final : public Executor {
     milliseconds = std::chrono::duration<double, std::milli>(stop - start).count();
     return status;
   }
+
+ private:
+  std::unique_ptr<Context> context_;
 };
 
 }  // namespace
 
-std::unique_ptr<Executor> make_cpu_executor() { return std::make_unique<CpuExecutor>(); }
+std::unique_ptr<Executor> make_cpu_executor() {
+  std::unique_ptr<Context> context;
+  // A CPU context with the default options cannot fail.
+  if (!Context::create({}, context)) return nullptr;
+  return std::make_unique<CpuExecutor>(std::move(context));
+}
 
 }  // namespace gemmlab

@@ -48,11 +48,6 @@ int usable_cores() {
   return hw > 0 ? static_cast<int>(hw) : 1;
 }
 
-ThreadPool& ThreadPool::instance() {
-  static ThreadPool pool(usable_cores());
-  return pool;
-}
-
 ThreadPool::ThreadPool(int threads) {
   for (int tid = 1; tid < threads; ++tid) workers_.emplace_back([this, tid] { worker(tid); });
 }

@@ -1,4 +1,5 @@
-// A persistent pool of worker threads for the threaded rung, and the barrier its team uses.
+// A pool of worker threads for the threaded rung (one per context), and the barrier its team
+// uses.
 //
 // Threads are created once (on first use), so a timed GEMM never pays for thread creation
 // or allocation. Waiting spins briefly and then sleeps on the atomic (a futex on Linux):
@@ -28,10 +29,8 @@ class TeamBarrier {
 
 class ThreadPool {
  public:
-  // The process-wide pool: one thread per logical core the process may use (the caller
-  // of run() is thread 0, so there are cores - 1 workers).
-  static ThreadPool& instance();
-
+  // `threads` in all: the caller of run() is thread 0, so threads - 1 workers. Each owner
+  // (a gemmlab::Context's team, a measurement) has its own pool.
   explicit ThreadPool(int threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;

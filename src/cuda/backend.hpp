@@ -10,6 +10,10 @@ namespace gemmlab::cuda {
 
 const std::vector<Variant>& registry();
 bool device_present();
+// Makes CUDA device `ordinal` the calling thread's current one (nothing when it already is).
+// An ordinal out of range is InvalidValue naming how many devices there are; NotSupported
+// without a device or in a build without CUDA.
+Status make_current(int ordinal);
 // C <- beta * C on the device, on `stream`, without reading A or B (k = 0 or alpha = 0).
 Status scale_c(const GemmProblem& problem, Stream stream);
 

@@ -224,7 +224,7 @@ TEST(CudaLadder, ReadThroughL2RefusesPartialWords) {
   cuda::DeviceMemory buffer, sink;
   ASSERT_TRUE(cuda::DeviceMemory::allocate(64, buffer).is_ok());
   ASSERT_TRUE(cuda::DeviceMemory::allocate(sizeof(unsigned), sink).is_ok());
-  const auto stream = static_cast<cudaStream_t>(ex->stream());
+  const auto stream = static_cast<cudaStream_t>(ex->context().stream());
   const Status odd_size = cuda::read_through_l2(buffer.data(), 40 + 4, 132, 1u, sink.as<unsigned>(), stream);
   EXPECT_EQ(odd_size.code(), StatusCode::InvalidValue) << odd_size.describe();
   const Status odd_base = cuda::read_through_l2(buffer.as<unsigned char>() + 4, 32, 132, 1u, sink.as<unsigned>(), stream);
@@ -242,7 +242,7 @@ TEST(CudaLadder, FailedCallIsNotBlamedOnTheNextLaunch) {
   EXPECT_FALSE(refused.is_ok());
   ASSERT_TRUE(cuda::DeviceMemory::allocate(64, buffer).is_ok());
   ASSERT_TRUE(cuda::DeviceMemory::allocate(sizeof(unsigned), sink).is_ok());
-  const auto stream = static_cast<cudaStream_t>(ex->stream());
+  const auto stream = static_cast<cudaStream_t>(ex->context().stream());
   const Status launched = cuda::read_through_l2(buffer.data(), 64, 132, 1u, sink.as<unsigned>(), stream);
   EXPECT_TRUE(launched.is_ok()) << launched.describe();
   EXPECT_TRUE(ex->synchronize().is_ok());

@@ -32,6 +32,7 @@
 #include "gemmlab/gemm.hpp"
 #include "gemmlab/availability.hpp"
 #include "gemmlab/registry.hpp"
+#include "support/context.hpp"
 
 namespace gemmlab {
 namespace {
@@ -152,7 +153,7 @@ bool check_case(const Variant& variant, const Case& c, std::uint64_t seed, bool 
   }
   EXPECT_TRUE(can.is_ok()) << can.describe();
   if (!can.is_ok()) return false;
-  const Status ran = gemm(dev, variant, nullptr);  // prepare() (padded copies), then run()
+  const Status ran = gemm(testing::cuda_context(), dev, variant);  // prepare() (padded copies), then run()
   EXPECT_TRUE(ran.is_ok()) << ran.describe();
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   std::vector<float> got(c0.size());

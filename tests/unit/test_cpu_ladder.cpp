@@ -26,6 +26,7 @@
 #include "gemmlab/gemm.hpp"
 #include "gemmlab/registry.hpp"
 #include "support/assertions.hpp"
+#include "support/context.hpp"
 #include "support/host_problem.hpp"
 #include "support/seeds.hpp"
 
@@ -113,7 +114,7 @@ class CpuLadder : public ::testing::TestWithParam<RungPath> {
     HostProblem hp = make_host_problem(spec);
     ReferenceResult reference;
     ASSERT_TRUE(testing::host_reference(hp, reference).is_ok());
-    const Status status = gemm(hp.problem, *variant_);
+    const Status status = gemm(testing::cpu_context(), hp.problem, *variant_);
     ASSERT_TRUE(status.is_ok()) << status.describe();
     const Verification v = testing::verify_result(hp, hp.c.storage, reference);
     EXPECT_TRUE(v.passed) << v.summary();
@@ -303,9 +304,9 @@ TEST_P(CpuLadder, RepeatedCallsAreDeterministic) {
                          .alpha = 1.0, .beta = 0.0, .seed = seeds.next(), .nan_c = true};
   SCOPED_TRACE(spec.describe() + ", " + seeds.describe(spec.seed));
   HostProblem hp = make_host_problem(spec);
-  ASSERT_TRUE(gemm(hp.problem, *variant_).is_ok());
+  ASSERT_TRUE(gemm(testing::cpu_context(), hp.problem, *variant_).is_ok());
   const std::vector<float> first = hp.c.storage;
-  ASSERT_TRUE(gemm(hp.problem, *variant_).is_ok());
+  ASSERT_TRUE(gemm(testing::cpu_context(), hp.problem, *variant_).is_ok());
   EXPECT_TRUE(testing::bitwise_equal(first, hp.c.storage));
 }
 

@@ -11,6 +11,7 @@
 #include "gemmlab/gemm.hpp"
 #include "gemmlab/registry.hpp"
 #include "support/assertions.hpp"
+#include "support/context.hpp"
 #include "support/host_problem.hpp"
 #include "support/seeds.hpp"
 
@@ -55,7 +56,7 @@ class CpuGemm : public ::testing::TestWithParam<std::string> {
   // Runs the rung; the inputs must come back unchanged.
   void run(HostProblem& hp) {
     const std::vector<float> a_before = hp.a.storage, b_before = hp.b.storage;
-    const Status status = gemm(hp.problem, *variant_);
+    const Status status = gemm(testing::cpu_context(), hp.problem, *variant_);
     ASSERT_TRUE(status.is_ok()) << status.describe();
     EXPECT_TRUE(bitwise_equal(a_before, hp.a.storage)) << "A was written";
     EXPECT_TRUE(bitwise_equal(b_before, hp.b.storage)) << "B was written";
@@ -212,7 +213,7 @@ TEST_P(CpuGemm, RejectsAnInvalidProblemWithoutTouchingC) {
   SCOPED_TRACE(seeds.describe(seed));
   HostProblem hp = make_host_problem({.m = 6, .n = 5, .k = 4, .beta = kBeta, .seed = seed});
   hp.problem.c.ld = hp.problem.c.contiguous_extent() - 1;
-  const Status s = gemm(hp.problem, *variant_);
+  const Status s = gemm(testing::cpu_context(), hp.problem, *variant_);
   EXPECT_EQ(s.code(), StatusCode::InvalidValue);
   EXPECT_TRUE(testing::contains(s.message(), "ldc"));
   EXPECT_TRUE(bitwise_equal(hp.c_before, hp.c.storage));
@@ -225,7 +226,7 @@ TEST(Gemm, UnknownVariantNameIsNotFound) {
   testing::Seeds seeds;
   HostProblem hp = make_host_problem({.m = 2, .n = 2, .k = 2, .seed = seeds.next()});
   const std::vector<float> c_before = hp.c.storage;
-  const Status s = gemm(hp.problem, Backend::Cpu, "no_such_rung");
+  const Status s = gemm(testing::cpu_context(), hp.problem, GemmOptions{.variant = "no_such_rung"});
   EXPECT_EQ(s.code(), StatusCode::NotFound);
   EXPECT_TRUE(testing::contains(s.message(), "no_such_rung"));
   EXPECT_EQ(find_variant(Backend::Cpu, "no_such_rung"), nullptr);

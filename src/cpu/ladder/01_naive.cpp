@@ -9,7 +9,7 @@
 namespace gemmlab::cpu {
 namespace {
 
-Status run_naive(const GemmProblem& problem, Stream) {
+Status run_naive(const GemmProblem& problem, RunContext&) {
   const RowMajorGemm g = canonicalize(problem);
   const auto* a = static_cast<const float*>(g.a);
   const auto* b = static_cast<const float*>(g.b);

@@ -93,7 +93,7 @@ void nest(const RowMajorGemm& g, const LoopOrder& order, float alpha) {
       innermost<Inner>(g, a, b, c, alpha, idx);
 }
 
-Status run_loop_order(const GemmProblem& problem, Stream) {
+Status run_loop_order(const GemmProblem& problem, RunContext&) {
   const RowMajorGemm g = canonicalize(problem);
   scale_block(static_cast<float*>(g.c), g.ldc, g.m, g.n, g.beta);  // C <- beta C, then accumulate
   const LoopOrder order = choose_loop_order(g);

@@ -33,7 +33,7 @@ CacheTiles cache_tiles(const CacheSizes& caches) {
 
 namespace {
 
-Status run_cache_tiled(const GemmProblem& problem, Stream) {
+Status run_cache_tiled(const GemmProblem& problem, RunContext&) {
   const RowMajorGemm g = canonicalize(problem);
   const StridedView a = view_a(g), b = view_b(g);
   auto* c = static_cast<float*>(g.c);

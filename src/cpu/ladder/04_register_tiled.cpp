@@ -110,7 +110,7 @@ RegisterTiles register_tiles(const CacheSizes& caches) {
 
 namespace {
 
-Status run_register_tiled(const GemmProblem& problem, Stream) {
+Status run_register_tiled(const GemmProblem& problem, RunContext&) {
   const RowMajorGemm g = canonicalize(problem);
   const StridedView a = view_a(g), b = view_b(g);
   auto* c = static_cast<float*>(g.c);

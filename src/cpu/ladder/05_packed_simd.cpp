@@ -19,7 +19,7 @@ struct SingleThreadWorkspace {
   AlignedFloats a, b0, b1;
 };
 
-Status run_packed(const RowMajorGemm& g, const MicroKernel& kernel, const Blocking& blocking) {
+Status run_packed(const RowMajorGemm& g, const MicroKernel& kernel, const Blocking& blocking, RunContext&) {
   thread_local SingleThreadWorkspace ws;
   if (!ws.a.reserve(a_buffer_floats(blocking, g.m, g.k)) ||
       !ws.b0.reserve(b_buffer_floats(blocking, g.n, g.k)) ||
@@ -81,11 +81,11 @@ void bind_packed(Variant& v, const std::string& config, PackedRun run, PackedFac
     return require_f32_host(p, rung);
   };
   // The kernel, and so the block sizes, follow the ISA cap at each call.
-  v.run = [config, run](const GemmProblem& p, Stream) {
+  v.run = [config, run](const GemmProblem& p, RunContext& context) {
     const MicroKernel& now = micro_kernel(cpu_features().best_isa());
     Blocking b;
     GEMMLAB_TRY(packed_blocking(now, config, b));
-    return run(canonicalize(p), now, b);
+    return run(canonicalize(p), now, b, context);
   };
   v.model = [config](const GemmProblem& p) {
     Blocking b;

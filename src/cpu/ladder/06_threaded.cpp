@@ -4,12 +4,13 @@
 // one barrier per KC block). On 2 cores a square problem gets 2 x 1 (rows); on 16, 2048^2
 // gets 8 x 2, a single row 1 x 16, a tall 4096 x 16 problem 16 x 1 (team_shape()).
 //
-// The threads are a persistent pool (created on first use), and every thread's packing
-// buffer grows once and is reused: the untimed verification run pays for both.
+// The threads are a persistent pool of the context (created on first use, with the context's
+// thread count), and every thread's packing buffer grows once and is reused: the untimed
+// verification run pays for both.
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <mutex>
+#include <memory>
 #include <vector>
 
 #include "core/traffic.hpp"
@@ -22,27 +23,23 @@ namespace {
 // Below this many multiply-adds per thread, waking another thread costs more than it saves.
 constexpr double kMinFmasPerThread = 1 << 20;
 
+// The context's team: its pool and packing buffers (a context serves one thread at a time).
 struct TeamWorkspace {
-  std::mutex mutex;  // one threaded GEMM at a time owns the workspace (and the pool)
+  std::unique_ptr<ThreadPool> pool;
   std::vector<AlignedFloats> a;  // one packed A block per thread
   AlignedFloats b[2];
 };
 
-TeamWorkspace& team_workspace() {
-  static TeamWorkspace ws;
-  return ws;
-}
-
-Status run_threaded(const RowMajorGemm& g, const MicroKernel& kernel, const Blocking& blocking) {
-  ThreadPool& pool = ThreadPool::instance();
+Status run_threaded(const RowMajorGemm& g, const MicroKernel& kernel, const Blocking& blocking, RunContext& context) {
+  TeamWorkspace& ws = context.get<TeamWorkspace>();
+  if (!ws.pool) ws.pool = std::make_unique<ThreadPool>(context.threads() > 0 ? context.threads() : usable_cores());
+  ThreadPool& pool = *ws.pool;
 
   const double fmas = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
   const int threads = static_cast<int>(
       std::clamp<double>(fmas / kMinFmasPerThread, 1.0, static_cast<double>(pool.size())));
   const TeamShape team = team_shape(threads, g.m, g.n, blocking);
 
-  TeamWorkspace& ws = team_workspace();
-  std::lock_guard<std::mutex> lock(ws.mutex);
   if (ws.a.size() < static_cast<std::size_t>(threads)) ws.a.resize(static_cast<std::size_t>(threads));
   bool ok = ws.b[0].reserve(b_buffer_floats(blocking, g.n, g.k)) &&
             ws.b[1].reserve(b_buffer_floats(blocking, g.n, g.k));

@@ -115,7 +115,7 @@ Variant openblas_variant(int threads) {
   v.anchor = true;
   v.threads = threads;
   v.can_implement = can_implement;
-  v.run = [threads](const GemmProblem& p, Stream) { return run(p, threads); };
+  v.run = [threads](const GemmProblem& p, RunContext&) { return run(p, threads); };
   // Packed panels: each input read about once per cache block; the minimum is the honest
   // model for a library whose blocking we do not see.
   v.model = minimum_traffic;

@@ -49,8 +49,10 @@ Traffic packed_model(const GemmProblem& problem, const Blocking& blocking);
 // and threads set) to a block-size configuration: "auto" (from the caches) or a spec such
 // as "KC=256,MC=480,NC=3072" that configure() has checked. Sets config, config_name,
 // configs, configure (through `factory`, which builds the rung for another configuration),
-// can_implement, run (`run` on the kernel of the current ISA cap and its block sizes) and model.
-using PackedRun = Status (*)(const RowMajorGemm& problem, const MicroKernel& kernel, const Blocking& blocking);
+// can_implement, run (`run` on the kernel of the current ISA cap and its block sizes, in the
+// caller's context) and model.
+using PackedRun = Status (*)(const RowMajorGemm& problem, const MicroKernel& kernel, const Blocking& blocking,
+                             RunContext& context);
 using PackedFactory = Variant (*)(const std::string& config);
 void bind_packed(Variant& v, const std::string& config, PackedRun run, PackedFactory factory);
 

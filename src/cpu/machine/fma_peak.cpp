@@ -67,12 +67,12 @@ void run_calls(const FmaPeakKernel& kernel, std::int64_t calls, double seconds, 
 }
 
 // Runs every thread's part on the pool; returns the wall time of the whole team.
-Status run_team(const FmaPeakKernel& kernel, int threads, std::int64_t calls, double seconds,
+Status run_team(ThreadPool& pool, const FmaPeakKernel& kernel, int threads, std::int64_t calls, double seconds,
                 std::vector<ThreadRun>& runs, double& wall_seconds) {
   runs.assign(static_cast<std::size_t>(threads), ThreadRun{});
   auto part = [&](int tid) { run_calls(kernel, calls, seconds, runs[static_cast<std::size_t>(tid)]); };
   const Clock::time_point t0 = Clock::now();
-  ThreadPool::instance().run(threads, part);
+  pool.run(threads, part);
   wall_seconds = seconds_since(t0);
   for (const ThreadRun& r : runs) GEMMLAB_TRY(r.status);
   return Status::ok();
@@ -107,7 +107,7 @@ Status check_fma_chains(std::span<const float> start, std::span<const float> out
 }
 
 Status measure_fma_peak(const FmaPeakKernel& kernel, const FmaPeakOptions& options, FmaPeak& out) {
-  const int cores = ThreadPool::instance().size();
+  const int cores = usable_cores();
   if (options.threads < 1 || options.threads > cores)
     return {StatusCode::InvalidValue,
             fmt::format("FMA peak: threads = {} (must be 1..{}, the usable cores)", options.threads, cores)};
@@ -122,16 +122,17 @@ Status measure_fma_peak(const FmaPeakKernel& kernel, const FmaPeakOptions& optio
 
   // Warm-up (clocks up, pages touched, threads awake) and calibration: thread 0's count
   // of calls in seconds_per_rep becomes every thread's count in the timed repetitions.
+  ThreadPool pool(options.threads);  // its threads start here, before any timing
   std::vector<ThreadRun> runs;
   double wall = 0;
-  GEMMLAB_TRY(run_team(kernel, options.threads, 0, options.seconds_per_rep, runs, wall));
+  GEMMLAB_TRY(run_team(pool, kernel, options.threads, 0, options.seconds_per_rep, runs, wall));
   const std::int64_t calls = std::max<std::int64_t>(1, runs.front().calls);
 
   const double flops_per_rep =
       kernel.flops_per_step() * static_cast<double>(kStepsPerCall * calls) * options.threads;
   std::vector<double> rates, walls;
   for (int rep = 0; rep < options.reps; ++rep) {
-    GEMMLAB_TRY(run_team(kernel, options.threads, calls, 0, runs, wall));
+    GEMMLAB_TRY(run_team(pool, kernel, options.threads, calls, 0, runs, wall));
     walls.push_back(wall);
     rates.push_back(flops_per_rep / wall * 1e-9);
   }

@@ -38,19 +38,21 @@ Setup setup(const GemmProblem& p, const Options& o) {
 }
 
 template <class E, bool Split>
-Status prepare(const GemmProblem& p, const Options& o, Workspace& w) {
+Status prepare(const GemmProblem& p, const Options& o, RunContext& context) {
   if (p.m == 0 || p.n == 0 || p.k == 0) return Status::ok();
+  Workspace& w = context.get<Workspace>();
   const Setup s = setup<E, Split>(p, o);
   if (s.form.stream_k) GEMMLAB_TRY(w.reserve_tail(device_sm_count()));  // a grid of at most one block per SM
   return w.reserve(s.plan.bytes());
 }
 
 template <class E, bool Split>
-Status run(const GemmProblem& p, const Options& o, Stream stream, const Workspace& w) {
+Status run(const GemmProblem& p, const Options& o, RunContext& context) {
+  const Workspace& w = context.get<Workspace>();
   const Setup s = setup<E, Split>(p, o);
   RowMajorGemm g = s.g;
   const std::int64_t k = g.k;
-  GEMMLAB_TRY(stage_operands<E>(g, s.plan, w, stream));
+  GEMMLAB_TRY(stage_operands<E>(g, s.plan, w, context.stream()));
   KernelArgs args;
   // The K loop, and the K extent of the tensor maps (both segments of a split operand).
   const int segment = s.plan.a.layout.segment;
@@ -65,7 +67,7 @@ Status run(const GemmProblem& p, const Options& o, Stream stream, const Workspac
             static_cast<int>(g.n),          static_cast<float>(g.alpha), static_cast<float>(g.beta),
             s.form.tma_epilogue,            s.c_transposed,  s.form.warp_epilogue};
   return with_instantiation<E, Split>(s.form, g.trans_a, g.trans_b, [&](auto instance) -> Status {
-    return launch<E, decltype(instance)>(g, stream, args, w.tail);
+    return launch<E, decltype(instance)>(g, context, args, w.tail);
   });
 }
 
@@ -82,7 +84,7 @@ Status kernel_info(const GemmProblem& p, const Options& o, KernelInfo& out, cons
         LaunchAttributes attributes;
         cudaLaunchConfig_t config;
         stream_k::Schedule schedule;
-        GEMMLAB_TRY((launch_config<E, I>(s.g, k_tiles, attributes, config, schedule)));
+        GEMMLAB_TRY((launch_config<E, I>(s.g, k_tiles, attributes, config, schedule, nullptr)));
         const bool tail = I::kStreamK && schedule.has_tail();
         const auto kernel = tail ? I::template kernel<E> : I::WholeRounds::template kernel<E>;
         const char* promote = I::kPromote ? ", big·big sums promoted by m64n128 halves" : "";
@@ -107,9 +109,11 @@ inline Traffic model_of(const GemmProblem& p) {
 }
 
 // `v`'s requirements, prepare, run and kernel_info bound to configuration `config` (its
-// options captured by value), on the rung's workspace; `kernel` names the kernel for explain.
+// options captured by value); `kernel` names the kernel for explain. The operand copies'
+// workspace is the context's, one for every Hopper rung (the calls of a context are ordered
+// on its stream, so one rung's copies never overwrite another's still being read).
 template <class E, bool Split>
-void bind(Variant& v, std::string_view config, const Options& o, Workspace& w, const char* kernel) {
+void bind(Variant& v, std::string_view config, const Options& o, const char* kernel) {
   // sm_90a code, which the library checks before any launch (gemmlab/availability.hpp).
   // (Operands TMA cannot address are copied, tf32 operands that are not K-major rewritten
   // K-major: run().)
@@ -118,8 +122,8 @@ void bind(Variant& v, std::string_view config, const Options& o, Workspace& w, c
   v.arch_features = "TMA, wgmma, setmaxnreg and clusters";
   v.config_name = std::string(config);
   v.configs = configurations(Split);
-  v.prepare = [o, &w](const GemmProblem& p) { return prepare<E, Split>(p, o, w); };
-  v.run = [o, &w](const GemmProblem& p, Stream stream) { return run<E, Split>(p, o, stream, w); };
+  v.prepare = [o](const GemmProblem& p, RunContext& context) { return prepare<E, Split>(p, o, context); };
+  v.run = [o](const GemmProblem& p, RunContext& context) { return run<E, Split>(p, o, context); };
   v.kernel_info = [o, kernel](const GemmProblem& p, KernelInfo& out) {
     return kernel_info<E, Split>(p, o, out, kernel);
   };

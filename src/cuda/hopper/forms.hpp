@@ -28,6 +28,7 @@
 #include "cuda/hopper/stream_k.hpp"
 #include "cuda/runtime/check.hpp"
 #include "cuda/runtime/device.hpp"
+#include "cuda/runtime/kernel_setup.hpp"
 #include "cuda/tiles/common.cuh"
 #include "gemmlab/variant.hpp"
 
@@ -180,14 +181,35 @@ struct LaunchAttributes {
   cudaLaunchAttribute attrs[2];
 };
 
-// The launch of one instantiation: its shared-memory limit raised and its resident clusters
-// counted once (statics per instantiation), and the persistent grid for `g`. `plan` receives
+// What one instantiation needs before its first launch on a device: its shared-memory limit
+// raised, then its resident clusters counted (the occupancy query needs the limit). Once per
+// context when there is one (a run); each time without (explain's kernel_info).
+struct ResidentClusters : KernelSetups {};
+
+template <class E, class I>
+Status set_up_kernel(cudaLaunchConfig_t& config, RunContext* context, int& resident) {
+  constexpr auto kernel = I::template kernel<E>;
+  const void* key = reinterpret_cast<const void*>(kernel);
+  if (context)
+    if (const int* known = context->get<ResidentClusters>().find(key)) {
+      resident = *known;
+      return Status::ok();
+    }
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+  config.gridDim = dim3(I::kClusterM);
+  CUDA_CHECK(cudaOccupancyMaxActiveClusters(&resident, kernel, &config));
+  if (context) context->get<ResidentClusters>().done.emplace_back(key, resident);
+  return Status::ok();
+}
+
+// The launch of one instantiation: set up (set_up_kernel), and the persistent grid for `g`.
+// `plan` receives
 // the clusters' work: with StreamK, whole rounds and a tail cut by K over all resident
 // clusters where units are left over; otherwise (or without a leftover) the fewest clusters
 // that finish in as many rounds.
 template <class E, class I>
 Status launch_config(const RowMajorGemm& g, int k_tiles, LaunchAttributes& attributes, cudaLaunchConfig_t& config,
-                     stream_k::Schedule& plan) {
+                     stream_k::Schedule& plan, RunContext* context) {
   constexpr auto kernel = I::template kernel<E>;
   constexpr int kClusterM = I::kClusterM;
   attributes = {};
@@ -204,15 +226,8 @@ Status launch_config(const RowMajorGemm& g, int k_tiles, LaunchAttributes& attri
   config.dynamicSmemBytes = kSmemBytes;
   config.attrs = attributes.attrs;
   config.numAttrs = 1;  // the occupancy query below: the cluster shape alone
-  static const cudaError_t raised =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
-  CUDA_CHECK(raised);
-  static int resident = 0;
-  static const cudaError_t counted = [&] {
-    config.gridDim = dim3(kClusterM);
-    return cudaOccupancyMaxActiveClusters(&resident, kernel, &config);
-  }();
-  CUDA_CHECK(counted);
+  int resident = 0;
+  GEMMLAB_TRY((set_up_kernel<E, I>(config, context, resident)));
   if (resident < 1)
     return {StatusCode::ArchMismatch, "wgmma_ws: no cluster of " + std::to_string(kClusterM) +
                                           " blocks fits on this GPU (the configuration 'blocks' runs without)"};
@@ -239,13 +254,14 @@ struct KernelArgs {
 };
 
 template <class E, class I>
-Status launch(const RowMajorGemm& g, Stream stream, const KernelArgs& args, const StreamKWorkspace& tail) {
+Status launch(const RowMajorGemm& g, RunContext& context, const KernelArgs& args, const StreamKWorkspace& tail) {
   LaunchAttributes attributes;
   cudaLaunchConfig_t config;
   StreamKArgs sk;
-  GEMMLAB_TRY((launch_config<E, I>(g, args.schedule.k_tiles * args.schedule.segments, attributes, config, sk.schedule)));
+  GEMMLAB_TRY((launch_config<E, I>(g, args.schedule.k_tiles * args.schedule.segments, attributes, config, sk.schedule,
+                                   &context)));
   if constexpr (I::kStreamK) {
-    if (!sk.schedule.has_tail()) return launch<E, typename I::WholeRounds>(g, stream, args, tail);
+    if (!sk.schedule.has_tail()) return launch<E, typename I::WholeRounds>(g, context, args, tail);
     const std::size_t partial_bytes =
         kPartialsPerBlock * static_cast<std::size_t>(config.gridDim.x) * kTileFloats * sizeof(float);
     if (tail.partials.bytes() < partial_bytes ||
@@ -254,7 +270,7 @@ Status launch(const RowMajorGemm& g, Stream stream, const KernelArgs& args, cons
     sk.partials = static_cast<float*>(tail.partials.data());
     sk.arrived = static_cast<int*>(tail.arrived.data());
   }
-  config.stream = static_cast<cudaStream_t>(stream);
+  config.stream = static_cast<cudaStream_t>(context.stream());
   CUDA_CHECK(cudaLaunchKernelEx(&config, I::template kernel<E>, args.map_a, args.map_b, args.map_c, args.e,
                                 args.schedule, sk));
   CUDA_CHECK_LAUNCH("wgmma_ws_kernel");

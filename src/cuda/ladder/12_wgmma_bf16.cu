@@ -40,6 +40,7 @@
 #include "cuda/hopper/producer.cuh"
 #include "cuda/ladder/rungs.hpp"
 #include "cuda/runtime/check.hpp"
+#include "cuda/runtime/kernel_setup.hpp"
 #include "cuda/runtime/tensor_map.hpp"
 
 namespace gemmlab::cuda {
@@ -173,28 +174,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
 using Cfg = WgmmaConfig;
 
-hopper::Workspace& workspace() {
-  static hopper::Workspace w;
-  return w;
-}
-
-// One instantiation: its shared-memory limit raised once, then launched.
+// One instantiation: its shared-memory limit raised once per context, then launched.
 template <bool TransA, bool TransB>
-Status launch(int grid, Stream stream, const CUtensorMap& map_a, const CUtensorMap& map_b,
+Status launch(int grid, RunContext& context, const CUtensorMap& map_a, const CUtensorMap& map_b,
               const hopper::Epilogue& e, int k) {
-  static const cudaError_t raised = cudaFuncSetAttribute(wgmma_kernel<Cfg, TransA, TransB>,
-                                                         cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
-  CUDA_CHECK(raised);
+  GEMMLAB_TRY(allow_dynamic_smem(context, wgmma_kernel<Cfg, TransA, TransB>, Cfg::kSmemBytes));
   wgmma_kernel<Cfg, TransA, TransB>
-      <<<grid, Cfg::kThreads, Cfg::kSmemBytes, static_cast<cudaStream_t>(stream)>>>(map_a, map_b, e, k);
+      <<<grid, Cfg::kThreads, Cfg::kSmemBytes, static_cast<cudaStream_t>(context.stream())>>>(map_a, map_b, e, k);
   CUDA_CHECK_LAUNCH("wgmma_kernel");
   return Status::ok();
 }
 
-Status run(const GemmProblem& p, Stream stream) {
+// The operand copies' workspace is the context's, shared with the other Hopper rungs (engine.hpp).
+Status run(const GemmProblem& p, RunContext& context) {
   RowMajorGemm g = canonicalize(p);
   // bf16 needs no K-major staging: the only copies are padded ones (rows re-pitched).
-  GEMMLAB_TRY(hopper::stage_operands<Element>(g, hopper::make_plan<Element>(g, /*split=*/false), workspace(), stream));
+  GEMMLAB_TRY(hopper::stage_operands<Element>(g, hopper::make_plan<Element>(g, /*split=*/false),
+                                              context.get<hopper::Workspace>(), context.stream()));
   CUtensorMap map_a, map_b;
   GEMMLAB_TRY(encode_tensor_map(hopper::tma_a<Element>(g), "A", map_a));
   GEMMLAB_TRY(encode_tensor_map(hopper::tma_b<Element>(g), "B", map_b));
@@ -203,14 +199,14 @@ Status run(const GemmProblem& p, Stream stream) {
                            /*c_transposed=*/false, /*warp_store=*/false};
   const int grid = ceil_div(g.m, Cfg::BM) * ceil_div(g.n, Cfg::BN);
   return dispatch_trans(g.trans_a, g.trans_b, [&](auto ta, auto tb) {
-    return launch<decltype(ta)::value, decltype(tb)::value>(grid, stream, map_a, map_b, e, static_cast<int>(g.k));
+    return launch<decltype(ta)::value, decltype(tb)::value>(grid, context, map_a, map_b, e, static_cast<int>(g.k));
   });
 }
 
 // Sizes the padded copies' workspace (the only copies bf16 needs).
-Status prepare(const GemmProblem& p) {
+Status prepare(const GemmProblem& p, RunContext& context) {
   if (p.m == 0 || p.n == 0 || p.k == 0) return Status::ok();
-  return workspace().reserve(hopper::make_plan<Element>(canonicalize(p), /*split=*/false).bytes());
+  return context.get<hopper::Workspace>().reserve(hopper::make_plan<Element>(canonicalize(p), /*split=*/false).bytes());
 }
 
 Status can_implement(const GemmProblem& p) { return require_precision(p, *precision_for(DType::BF16), kRung); }

@@ -16,13 +16,6 @@
 namespace gemmlab::cuda {
 namespace {
 
-// One rung per 2-byte type: its own workspace (kernel instantiations share nothing else).
-template <class Element>
-hopper::Workspace& workspace() {
-  static hopper::Workspace w;
-  return w;
-}
-
 template <class Element>
 Variant make_variant(DType input, const char* rung, const char* kernel, std::string_view config,
                      const hopper::Options& options) {
@@ -37,7 +30,7 @@ Variant make_variant(DType input, const char* rung, const char* kernel, std::str
   v.technique = "TMA + wgmma, producer warp and 2 consumer warpgroups, persistent grouped tiles";
   v.config = hopper::config_of(hopper::kBK<Element>);
   v.can_implement = [input, rung](const GemmProblem& p) { return require_precision(p, *precision_for(input), rung); };
-  hopper::bind<Element, /*Split=*/false>(v, config, options, workspace<Element>(), kernel);
+  hopper::bind<Element, /*Split=*/false>(v, config, options, kernel);
   v.configure = hopper::configurer</*Split=*/false>([input, rung, kernel](std::string_view name,
                                                                          const hopper::Options& o) {
     return make_variant<Element>(input, rung, kernel, name, o);

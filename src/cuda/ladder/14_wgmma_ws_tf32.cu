@@ -20,11 +20,6 @@ using Element = hopper::Tf32Operand;
 constexpr bool kSplit = false;
 constexpr const char* kRung = "wgmma_ws_tf32";
 
-hopper::Workspace& workspace() {
-  static hopper::Workspace w;
-  return w;
-}
-
 Status can_implement(const GemmProblem& p) {
   return require_precision(p, *precision_for(DType::TF32), kRung);
 }
@@ -41,7 +36,7 @@ Variant make_variant(std::string_view config, const hopper::Options& options) {
   v.technique = "the wgmma_ws pipeline on f32 data in TF32 (B K-major, A of any layout read into registers)";
   v.config = hopper::config_of(hopper::kBK<Element>);
   v.can_implement = can_implement;
-  hopper::bind<Element, kSplit>(v, config, options, workspace(), "wgmma_ws_kernel<tf32>");
+  hopper::bind<Element, kSplit>(v, config, options, "wgmma_ws_kernel<tf32>");
   v.configure = hopper::configurer<kSplit>(make_variant);
   return v;
 }

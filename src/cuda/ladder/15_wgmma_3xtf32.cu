@@ -23,11 +23,6 @@ using Element = hopper::Tf32Operand;
 constexpr bool kSplit = true;
 constexpr const char* kRung = "wgmma_3xtf32";
 
-hopper::Workspace& workspace() {
-  static hopper::Workspace w;
-  return w;
-}
-
 Status can_implement(const GemmProblem& p) {
   GEMMLAB_TRY(require_f32_simt(p, kRung));
   // The small parts start one K extent into each row: TMA coordinates are 32-bit.
@@ -56,7 +51,7 @@ Variant make_variant(std::string_view config, const hopper::Options& options) {
   v.technique = "3xTF32: operands split into tf32 big + small parts, three wgmma_ws passes (f32 accuracy)";
   v.config = hopper::config_of(hopper::kBK<Element>);
   v.can_implement = can_implement;
-  hopper::bind<Element, kSplit>(v, config, options, workspace(), "wgmma_ws_kernel<3xtf32>");
+  hopper::bind<Element, kSplit>(v, config, options, "wgmma_ws_kernel<3xtf32>");
   v.configure = hopper::configurer<kSplit>(make_variant);
   return v;
 }

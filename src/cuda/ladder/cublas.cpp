@@ -16,24 +16,30 @@
 namespace gemmlab::cuda {
 namespace {
 
-// One handle per math mode for the process, created on first use (the harness's untimed
-// verification run), never inside a timed region. Destroyed at exit. A function-local
-// static per template instantiation: one handle per mode.
+// One handle per math mode in each context (a cuBLAS handle belongs to the device current
+// when it was made), created on first use (the harness's untimed verification run), never
+// inside a timed region, and destroyed with the context.
 template <cublasMath_t Mode>
-Status handle(cublasHandle_t& out) {
-  static cublasHandle_t h = nullptr;
-  static Status created = [] {
+struct Handle {
+  cublasHandle_t h = nullptr;
+  Handle() = default;
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() {
+    if (h) cublasDestroy(h);
+  }
+};
+
+template <cublasMath_t Mode>
+Status handle(RunContext& context, cublasHandle_t& out) {
+  Handle<Mode>& held = context.get<Handle<Mode>>();
+  if (!held.h) {
+    cublasHandle_t h = nullptr;
     CUBLAS_CHECK(cublasCreate(&h));
+    held.h = h;
     CUBLAS_CHECK(cublasSetMathMode(h, Mode));
-    static struct Release {
-      ~Release() {
-        if (h) cublasDestroy(h);
-      }
-    } release;
-    return Status::ok();
-  }();
-  GEMMLAB_TRY(created);
-  out = h;
+  }
+  out = held.h;
   return Status::ok();
 }
 
@@ -42,9 +48,10 @@ Status handle(cublasHandle_t& out) {
 // So B goes first, and each operand keeps its own transposition flag.
 cublasOperation_t op(bool trans) { return trans ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
-Status run_sgemm(const GemmProblem& problem, Stream stream) {
+Status run_sgemm(const GemmProblem& problem, RunContext& context) {
   cublasHandle_t h = nullptr;
-  GEMMLAB_TRY(handle<CUBLAS_PEDANTIC_MATH>(h));
+  GEMMLAB_TRY(handle<CUBLAS_PEDANTIC_MATH>(context, h));
+  const Stream stream = context.stream();
   const RowMajorGemm g = canonicalize(problem);
   const float alpha = static_cast<float>(g.alpha), beta = static_cast<float>(g.beta);
   CUBLAS_CHECK(cublasSetStream(h, static_cast<cudaStream_t>(stream)));
@@ -69,9 +76,10 @@ GemmExTypes gemm_ex_types(DType dtype) {
   }
 }
 
-Status run_gemm_ex(const GemmProblem& problem, Stream stream, GemmExTypes types) {
+Status run_gemm_ex(const GemmProblem& problem, RunContext& context, GemmExTypes types) {
   cublasHandle_t h = nullptr;
-  GEMMLAB_TRY(handle<CUBLAS_DEFAULT_MATH>(h));
+  GEMMLAB_TRY(handle<CUBLAS_DEFAULT_MATH>(context, h));
+  const Stream stream = context.stream();
   const RowMajorGemm g = canonicalize(problem);
   // CUBLAS_COMPUTE_32F and _FAST_TF32 take float scalars.
   const float alpha = static_cast<float>(g.alpha), beta = static_cast<float>(g.beta);
@@ -132,7 +140,7 @@ Variant cublas_gemm_ex_variant(DType dtype) {
     return require_int_ld(p, name.c_str());
   };
   const GemmExTypes types = gemm_ex_types(dtype);
-  v.run = [types](const GemmProblem& p, Stream stream) { return run_gemm_ex(p, stream, types); };
+  v.run = [types](const GemmProblem& p, RunContext& context) { return run_gemm_ex(p, context, types); };
   v.model = minimum_traffic;
   return v;
 }

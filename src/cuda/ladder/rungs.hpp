@@ -3,9 +3,17 @@
 // new rung needs nothing here.
 #pragma once
 
+#include <functional>
+
 #include "gemmlab/variant.hpp"
 
 namespace gemmlab::cuda {
+
+// Variant::run for a rung that needs nothing of its context but the stream.
+using StreamRun = Status (*)(const GemmProblem&, Stream);
+inline std::function<Status(const GemmProblem&, RunContext&)> on_stream(StreamRun run) {
+  return [run](const GemmProblem& p, RunContext& context) { return run(p, context.stream()); };
+}
 
 Variant wgmma_bf16_variant();                 // 12_wgmma_bf16.cu
 // The warp-specialised wgmma rung for DType::BF16 or F16 inputs (f32 sums and C).

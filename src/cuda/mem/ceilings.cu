@@ -4,6 +4,7 @@
 // FMA rate from registers, and cuBLAS SGEMM. Buffers hold several L2 sizes so the caches
 // cannot serve a repetition; every buffer is allocated before any timing.
 #include <cmath>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -246,7 +247,11 @@ Status measure_sgemm(Setup& st, Ceilings& out) {
   p.a = Matrix{a.data(), n, n, n, Layout::RowMajor, DType::F32};
   p.b = Matrix{b.data(), n, n, n, Layout::RowMajor, DType::F32};
   p.c = Matrix{c.data(), n, n, n, Layout::RowMajor, DType::F32};
-  const auto op = [&] { return gemm(p, *v, st.s); };
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  std::unique_ptr<Context> context;
+  GEMMLAB_TRY(Context::create({.backend = Backend::Cuda, .device = device, .stream = st.s}, context));
+  const auto op = [&] { return gemm(*context, p, *v); };
   GEMMLAB_TRY(op());  // creates the cuBLAS handle, outside the timed region
   CUDA_CHECK(cudaStreamSynchronize(st.s));
   CeilingRow row = make_row("sgemm", "cuBLAS SGEMM (cublas_sgemm variant, pedantic FP32) at " + std::to_string(n) + "^3",

@@ -38,6 +38,11 @@ class CudaExecutor final : public Executor {
     GEMMLAB_TRY(cuda::select_device(device, ordinal));
     GEMMLAB_TRY(cuda::query_device(ordinal, facts_));
     GEMMLAB_TRY(cuda::make_stream(stream_));
+    ContextOptions options;
+    options.backend = Backend::Cuda;
+    options.device = ordinal;
+    options.stream = stream_.get();
+    GEMMLAB_TRY(Context::create(options, context_));
     GEMMLAB_TRY(cuda::make_event(start_));
     GEMMLAB_TRY(cuda::make_event(stop_));
     GEMMLAB_TRY(gate_.init());
@@ -48,7 +53,7 @@ class CudaExecutor final : public Executor {
   }
 
   Backend backend() const override { return Backend::Cuda; }
-  Stream stream() const override { return stream_.get(); }
+  Context& context() override { return *context_; }
 
   std::vector<std::pair<std::string, std::string>> describe() const override {
     auto out = cuda::describe(facts_);
@@ -119,6 +124,8 @@ class CudaExecutor final : public Executor {
   cuda::EventOwner start_, stop_;
   cuda::LaunchGate gate_;
   cuda::DeviceMemory flush_, flush_sink_;
+  // Last: destroyed first, while the stream its handles use still exists.
+  std::unique_ptr<Context> context_;
 };
 
 }  // namespace
