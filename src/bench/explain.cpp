@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "bench/memory_plan.hpp"
 #include "cpu/ladder/rungs.hpp"
 #include "gemmlab/registry.hpp"
 #include "cpu/thread_pool.hpp"
@@ -87,6 +88,8 @@ CpuModel cpu_model(const GemmProblem& problem, const Config& config) {
 }
 
 Status explain(const Options& options, Executor& executor, ExplainContext& context, std::vector<Explanation>& out) {
+  MemoryCheck memory;  // before the ceilings' buffers: a run that cannot fit is refused first
+  GEMMLAB_TRY(check_memory(options, executor, memory));
   const bool on_cuda = executor.backend() == Backend::Cuda;
   if (on_cuda) {
     // A brief re-measure: the bound and the measurement come from the same run.

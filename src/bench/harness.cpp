@@ -9,6 +9,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "bench/memory_plan.hpp"
 #include "core/element.hpp"
 #include "cpu/thread_pool.hpp"
 #include "core/random.hpp"
@@ -39,24 +40,18 @@ struct Operand {
 // Independent random streams per operand of a shape.
 enum RandomStream : std::uint64_t { kStreamA = 1, kStreamB = 2, kStreamC = 3, kStreamPad = 4 };
 
-Matrix describe(std::int64_t rows, std::int64_t cols, Layout layout, std::int64_t padding, DType type) {
-  Matrix x;
-  x.rows = rows;
-  x.cols = cols;
-  x.layout = layout;
-  x.dtype = type;
-  x.ld = std::max<std::int64_t>(1, x.contiguous_extent()) + padding;
-  return x;
-}
-
-// Fills the elements between the contiguous extent and ld with `fill` values.
-void fill_padding(Operand& x, const std::vector<float>& fill) {
-  const std::int64_t extent = x.desc.contiguous_extent();
+// Fills the elements between the contiguous extent and ld: NaN, or with `canaries` the
+// random values of stream kStreamPad, one per padding element (lines x padding of them,
+// nothing the size of the matrix).
+void fill_padding(Operand& x, std::uint64_t seed, bool canaries) {
+  const std::int64_t extent = x.desc.contiguous_extent(), padding = x.desc.ld - extent;
+  if (padding <= 0) return;
+  std::vector<float> fill(static_cast<std::size_t>(x.desc.lines() * padding), std::numeric_limits<float>::quiet_NaN());
+  if (canaries) fill_random(fill, seed, kStreamPad);
   for (std::int64_t line = 0; line < x.desc.lines(); ++line)
-    for (std::int64_t e = extent; e < x.desc.ld; ++e) {
-      const auto idx = static_cast<std::size_t>(line * x.desc.ld + e);
-      x.host[idx] = round_to_storage(fill[idx], x.desc.dtype);
-    }
+    for (std::int64_t e = extent; e < x.desc.ld; ++e)
+      x.host[static_cast<std::size_t>(line * x.desc.ld + e)] =
+          round_to_storage(fill[static_cast<std::size_t>(line * padding + e - extent)], x.desc.dtype);
 }
 
 // Random values in [-1, 1) drawn as floats and rounded to the storage type (or NaN), and
@@ -184,7 +179,7 @@ void time_rungs(const Options& o, Executor& ex, const GemmProblem& problem, cons
       if (t->samples.empty() || rewarm) {  // warm-up, just before the rung's first repetition
         const ProfilerRange range(ex, "gemmlab warm-up " + name);
         const int calls = t->samples.empty() ? o.warmup : 1;
-        for (int w = 0; s && w < calls; ++w) s = gemm(problem, *t->variant, ex.stream());
+        for (int w = 0; s && w < calls; ++w) s = gemm(ex.context(), problem, *t->variant);
         if (s) s = ex.synchronize();
       }
       if (s && c_initial) s = ex.copy_within(problem.c.data, c_initial->data(), c_initial->bytes());
@@ -192,7 +187,7 @@ void time_rungs(const Options& o, Executor& ex, const GemmProblem& problem, cons
       double ms = 0;
       if (s) {
         const ProfilerRange range(ex, "gemmlab time " + name);
-        s = ex.time_once([&] { return gemm(problem, *t->variant, ex.stream()); }, ms);
+        s = ex.time_once([&] { return gemm(ex.context(), problem, *t->variant); }, ms);
       }
       if (!s) {
         fail(*t, s);
@@ -228,32 +223,38 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64_t seed,
+// The float64 reference of the shape as its plan says: in full by the executor, or at the
+// sampled positions (drawn with the shape's seed) on the host.
+Status compute_reference(Executor& ex, const GemmProblem& host, const MemoryPlan& plan, std::uint64_t seed,
+                         SamplePositions& positions, ReferenceResult& reference) {
+  if (plan.verification == VerifyMode::Sampled) {
+    positions = sample_positions(host.m, host.n, seed);
+    return reference_sampled(host, positions, reference);
+  }
+  return ex.reference(host, reference);
+}
+
+Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64_t seed, const MemoryPlan& plan,
                  const std::vector<Variant>& selected, RunState& state, std::vector<Record>& records) {
-  const bool ta = o.op_a == Op::T, tb = o.op_b == Op::T;
   const Precision precision = *precision_for(o.dtype);  // select_variants() checked it
   Operand a, b, c;
-  a.desc = describe(ta ? shape.k : shape.m, ta ? shape.m : shape.k, o.layout, o.ld_padding, precision.input);
-  b.desc = describe(tb ? shape.n : shape.k, tb ? shape.k : shape.n, o.layout, o.ld_padding, precision.input);
-  c.desc = describe(shape.m, shape.n, o.layout, o.ld_padding, precision.output);
-  if (storage_bytes(c.desc.dtype) != sizeof(float))
-    return {StatusCode::NotSupported, fmt::format("the harness keeps C in float32, not {}", to_string(c.desc.dtype))};
+  const OperandLayout layout = operand_layout(o, shape);  // as the memory plan counted them
+  a.desc = layout.a;
+  b.desc = layout.b;
+  c.desc = layout.c;
+  if (storage_bytes(precision.output) != sizeof(float))
+    return {StatusCode::NotSupported, fmt::format("the harness keeps C in float32, not {}", to_string(precision.output))};
   // Padding of A and B holds NaN, so a rung that reads past a row poisons its result;
   // C holds NaN where beta = 0 (it must not be read, and unwritten elements stay NaN).
   GEMMLAB_TRY(make_operand(ex, a, seed, kStreamA, false));
   GEMMLAB_TRY(make_operand(ex, b, seed, kStreamB, false));
   GEMMLAB_TRY(make_operand(ex, c, seed, kStreamC, o.beta == 0.0));
-  {
-    std::vector<float> canary(std::max({a.host.size(), b.host.size(), c.host.size()}));
-    fill_random(canary, seed, kStreamPad);
-    std::vector<float> nans(canary.size(), std::numeric_limits<float>::quiet_NaN());
-    fill_padding(a, nans);
-    fill_padding(b, nans);
-    fill_padding(c, canary);  // C's padding: random canaries, compared bitwise afterwards
-    GEMMLAB_TRY(upload(ex, a));
-    GEMMLAB_TRY(upload(ex, b));
-    GEMMLAB_TRY(upload(ex, c));
-  }
+  fill_padding(a, seed, /*canaries=*/false);
+  fill_padding(b, seed, /*canaries=*/false);
+  fill_padding(c, seed, /*canaries=*/true);  // C's padding: random canaries, compared bitwise afterwards
+  GEMMLAB_TRY(upload(ex, a));
+  GEMMLAB_TRY(upload(ex, b));
+  GEMMLAB_TRY(upload(ex, c));
 
   GemmProblem problem;
   problem.m = shape.m;
@@ -270,8 +271,10 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
   GEMMLAB_TRY(validate(problem));
 
   ReferenceResult reference;
+  SamplePositions positions;  // of a sampled check
   const double flops = 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k);
-  if (o.verify && !o.profile) {
+  const bool verifying = o.verify && !o.profile;
+  if (verifying) {
     // The reference reads the very values the device got: A and B in their storage type.
     GemmProblem host = problem;
     host.a.data = const_cast<void*>(a.stored());
@@ -282,19 +285,21 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
       p.phase = Progress::Phase::Reference;
       p.shape = shape;
       p.total = 1;
-      if (state.reference_flops_per_second > 0) p.eta_seconds = flops / state.reference_flops_per_second;
+      if (state.reference_flops_per_second > 0 && plan.verification == VerifyMode::Full)
+        p.eta_seconds = flops / state.reference_flops_per_second;
       o.progress(p);
     }
     const auto start = std::chrono::steady_clock::now();
     {
       const ProfilerRange range(ex, "gemmlab reference " + shape_text(shape));
-      GEMMLAB_TRY(ex.reference(host, reference));
+      GEMMLAB_TRY(compute_reference(ex, host, plan, seed, positions, reference));
     }
     const double seconds = seconds_since(start);
-    if (seconds > 0 && flops > 0) state.reference_flops_per_second = flops / seconds;
+    if (seconds > 0 && flops > 0 && plan.verification == VerifyMode::Full)
+      state.reference_flops_per_second = flops / seconds;
   }
 
-  std::vector<float> result(c.host.size());
+  std::vector<float> result(verifying ? c.host.size() : 0);  // C as a rung left it
   std::unique_ptr<Buffer> c_initial;
   if (o.time && !o.profile && o.beta != 0.0) {
     GEMMLAB_TRY(ex.allocate(c.host.size() * sizeof(float), c_initial));
@@ -354,7 +359,7 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
         o.progress(p);
       }
       const ProfilerRange range(ex, "gemmlab profile " + v->name + " " + shape_text(shape));
-      status = gemm(problem, *v, ex.stream());
+      status = gemm(ex.context(), problem, *v);
       if (status) status = ex.synchronize();
       r.profiled = static_cast<bool>(status);
     } else if (o.verify) {
@@ -373,14 +378,19 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
       if (status) {
         const ProfilerRange range(ex, "gemmlab verify " + v->name + " " + shape_text(shape));
         const auto call = std::chrono::steady_clock::now();
-        status = gemm(problem, *v, ex.stream());
+        status = gemm(ex.context(), problem, *v);
         if (status) status = ex.synchronize();
         ms = seconds_since(call) * 1e3;
       }
       if (status) status = ex.download(result.data(), c.device->data(), result.size() * sizeof(float));
       if (status) {
         r.verified = true;
-        r.verification = verify(problem, result, c.host, reference, o.beta == 0.0, v->tolerance);
+        if (plan.verification == VerifyMode::Sampled) {
+          r.verification = verify_sampled(problem, result, c.host, positions, reference, o.beta == 0.0, v->tolerance);
+          r.verification_note = plan.why_sampled;
+        } else {
+          r.verification = verify(problem, result, c.host, reference, o.beta == 0.0, v->tolerance);
+        }
       }
       verify_seconds += seconds_since(start);
       ++verified;
@@ -495,11 +505,14 @@ Status run(const Options& o, Executor& ex, std::vector<Record>& records) {
   if (selected.empty())
     return {StatusCode::NotSupported, fmt::format("the {} backend has no variants in this build",
                                                   to_string(ex.backend()))};
+  // Nothing is allocated for a run that cannot fit; the plan also says how each shape is verified.
+  MemoryCheck memory;
+  GEMMLAB_TRY(check_memory(o, ex, memory));
   RunState state;
   try {
     for (std::size_t i = 0; i < o.shapes.size(); ++i)
       // Fresh inputs for every shape, replayable from the printed seed.
-      GEMMLAB_TRY(run_shape(o, ex, o.shapes[i], o.seed + i, selected, state, records));
+      GEMMLAB_TRY(run_shape(o, ex, o.shapes[i], o.seed + i, memory.plans[i], selected, state, records));
   } catch (const std::bad_alloc&) {
     return {StatusCode::AllocFailed, "host memory ran out building the problem or its reference"};
   } catch (const std::length_error&) {

@@ -34,6 +34,11 @@ struct Progress {
 };
 std::string_view to_string(Progress::Phase phase);
 
+// A run with no GPU reference verifies a shape against its full float64 reference on the
+// host up to this many multiply-adds (4096^3: tens of seconds on a few cores), and at a
+// sample of C's elements beyond (memory_plan.hpp).
+inline constexpr double kHostReferenceMaxFmas = 4096.0 * 4096.0 * 4096.0;
+
 struct Options {
   // The --dtype name (types.hpp, precision_for): how A and B are stored and multiplied.
   // Only variants of this precision run; naming one of another is an InvalidValue.
@@ -66,6 +71,13 @@ struct Options {
   // is flagged noisy.
   double max_spread = 0.10;
   CacheFlush flush = CacheFlush::Clean;  // before every timed repetition (executor.hpp)
+  // The most device memory a run may use (--device-memory-limit): the check made before
+  // anything is allocated (memory_plan.hpp) compares a run's bytes with the smaller of this
+  // and what the device has free. Absent: what is free. Ignored on the CPU backend.
+  std::optional<std::uint64_t> device_memory_limit;
+  // The host reference's limit in multiply-adds (kHostReferenceMaxFmas); tests lower it to
+  // verify small problems at a sample.
+  double host_reference_max_fmas = kHostReferenceMaxFmas;
   // Called at the start of every phase and after every timed repetition.
   std::function<void(const Progress&)> progress;
   // Called once per rung and shape that ran without error, after its timing, while the
@@ -103,6 +115,8 @@ struct Record {
   std::string message;        // why, when not ok
   bool verified = false;
   Verification verification;
+  // Why the check was made at a sample of C's elements (verification.sampled), for people.
+  std::string verification_note;
   bool timed = false;
   bool profiled = false;  // ran once for a profiler (Options::profile)
   Timing timing;
@@ -120,7 +134,10 @@ struct Record {
 
 // Runs the selection on `executor`. A rung that cannot take a problem is recorded as
 // skipped with its reason; a bad selection (unknown variant, a variant of another dtype,
-// a dtype the backend has no variant of) is an InvalidValue status.
+// a dtype the backend has no variant of) is an InvalidValue status. Before anything is
+// allocated, every shape's memory is planned (memory_plan.hpp): a run that cannot fit is
+// AllocFailed, saying what it needs and what to do, and a shape whose full float64 reference
+// would not fit (or take too long on the host) is verified at a sample of C's elements.
 Status run(const Options& options, Executor& executor, std::vector<Record>& records);
 
 // The variants `options` selects on `backend`: the named ones, or every variant of the

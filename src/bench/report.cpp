@@ -5,6 +5,7 @@
 #include <chrono>
 #include <ctime>
 #include <map>
+#include <set>
 
 #include "core/build_info.hpp"
 
@@ -15,7 +16,10 @@ std::string verdict(const Record& r) {
   if (r.status == "skipped") return "skipped: " + r.message;
   if (r.status == "error") return "ERROR: " + r.message;
   if (r.profiled) return "profiled (ran once, untimed, not verified)";
-  std::string text = !r.verified ? "not verified" : r.verification.passed ? "ok" : r.verification.summary();
+  std::string text = !r.verified             ? "not verified"
+                     : !r.verification.passed ? r.verification.summary()
+                     : r.verification.sampled ? "ok (sampled)"
+                                              : "ok";
   // Noise after the verdict, one word per kind (the warnings below the table say more).
   for (const std::string& w : r.warnings) text += " [" + w.substr(0, w.find(':')) + "]";
   return text;
@@ -34,6 +38,49 @@ std::string lookup(const RunContext& c, const std::string& key) {
   for (const auto& [k, v] : c.device)
     if (k == key) return v;
   return "";
+}
+
+// One line per shape verified at a sample: how many elements, and why not in full.
+std::string sampled_notes(const std::vector<Record>& records) {
+  std::string notes;
+  std::set<std::string> seen;
+  for (const Record& r : records) {
+    if (!r.verified || !r.verification.sampled) continue;
+    const std::string shape = fmt::format("{}x{}x{}", r.m, r.n, r.k);
+    if (!seen.insert(shape).second) continue;
+    notes += fmt::format("  {}: {} of its {} elements against float64 dot products{}; {}\n", shape,
+                         r.verification.checked, r.m * r.n,
+                         r.beta == 0.0 ? ", every element scanned for the NaN it was filled with" : "",
+                         r.verification_note);
+  }
+  return notes.empty() ? notes : "\nverified at a sample of C (marked \"sampled\"):\n" + notes;
+}
+
+nlohmann::json memory_json(const MemoryCheck& check) {
+  using nlohmann::json;
+  const auto optional = [](const std::optional<std::uint64_t>& x) { return x ? json(*x) : json(nullptr); };
+  const auto items = [](const std::vector<MemoryItem>& list) {
+    json out = json::array();
+    for (const MemoryItem& item : list) out.push_back({{"what", item.what}, {"bytes", item.bytes}});
+    return out;
+  };
+  json shapes = json::array();
+  for (const MemoryPlan& plan : check.plans) {
+    json item = {{"m", plan.shape.m},
+                 {"n", plan.shape.n},
+                 {"k", plan.shape.k},
+                 {"verification", to_string(plan.verification)},
+                 {"host_bytes", plan.host_bytes()},
+                 {"host", items(plan.host)}};
+    if (check.target.backend == Backend::Cuda) {
+      item["device_bytes"] = plan.device_bytes();
+      item["device"] = items(plan.device);
+    }
+    shapes.push_back(std::move(item));
+  }
+  json out = {{"host_available", optional(check.available.host)}, {"shapes", std::move(shapes)}};
+  if (check.target.backend == Backend::Cuda) out["device_available"] = optional(check.available.device());
+  return out;
 }
 
 }  // namespace
@@ -72,6 +119,7 @@ std::string format_table(const std::vector<Record>& records, const RunContext& c
     for (const std::string& w : r.warnings)
       warnings += fmt::format("  {} {}x{}x{}: {}\n", r.variant, r.m, r.n, r.k, w);
   if (!warnings.empty()) out += "\nwarnings (measurements not to be taken at their word):\n" + warnings;
+  out += sampled_notes(records);
   return out;
 }
 
@@ -137,6 +185,7 @@ nlohmann::json to_json(const std::vector<Record>& records, const RunContext& con
                    {"seed", o.seed},
                    {"verify", o.verify && !o.profile}};
   if (o.profile) settings["profile"] = true;
+  if (o.device_memory_limit) settings["device_memory_limit"] = *o.device_memory_limit;
   if (o.time && !o.profile) {
     settings["warmup"] = o.warmup;
     settings["min_reps"] = o.min_reps;
@@ -149,6 +198,7 @@ nlohmann::json to_json(const std::vector<Record>& records, const RunContext& con
     if (context.backend == "cuda") settings["l2_flush"] = to_string(o.flush);
   }
   doc["settings"] = std::move(settings);
+  if (context.memory) doc["memory"] = memory_json(*context.memory);
   json results = json::array();
   for (const Record& r : records) {
     json item = {
@@ -208,6 +258,11 @@ nlohmann::json to_json(const std::vector<Record>& records, const RunContext& con
                                          {"value", v.worst_value},
                                          {"reference", v.worst_reference},
                                          {"bound", v.worst_bound}}}};
+      item["verification"]["mode"] = v.sampled ? "sampled" : "full";
+      if (v.sampled) {
+        item["verification"]["samples"] = v.checked;
+        item["verification"]["note"] = r.verification_note;
+      }
     }
     results.push_back(std::move(item));
   }

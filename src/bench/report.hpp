@@ -3,11 +3,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "bench/harness.hpp"
+#include "bench/memory_plan.hpp"
 
 namespace gemmlab::bench {
 
@@ -18,6 +20,9 @@ namespace gemmlab::bench {
 // only), max_seconds, max_spread, interleaved; min_reps is honoured (no silent floor of 3);
 // each timed result carries "noisy", its "warnings", time_ms.capped and, with --samples,
 // time_ms.samples.
+// Within 3, added: settings.device_memory_limit where given; "memory" (what each shape was
+// planned to need and what was available); verification.mode ("full" or "sampled") with
+// verification.samples and verification.note for a sampled check.
 inline constexpr int kSchemaVersion = 3;
 
 struct RunContext {
@@ -29,6 +34,7 @@ struct RunContext {
   std::string date;          // when the run started, ISO 8601 UTC
   std::string host;          // the machine's name
   bool samples = false;      // every repetition's time in the JSON
+  std::optional<MemoryCheck> memory;  // the plan the run was checked against
 };
 
 // Now, as ISO 8601 UTC (2025-01-31T12:00:00Z).

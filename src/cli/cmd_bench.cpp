@@ -129,8 +129,12 @@ void add_selection_options(CLI::App& c, SelectionArgs& a, bool timing_options) {
   c.add_option("--output", a.output,
                "Write the report to this file instead of stdout (written whole: an existing file is replaced "
                "only once the report is complete)");
+  text("--device-memory-limit", a.device_memory_limit,
+       "Most device memory the run may use, e.g. 8G or 512M (powers of 1024; 80GB: of 1000) or bytes; "
+       "a run that needs more than this or than is free is refused before anything is allocated. CUDA only");
   c.add_flag("--progress", a.progress, "Progress lines on stderr even when it is not a terminal");
-  c.add_flag("--dry-run", a.dry_run, "Check the command line, say what would run, and stop");
+  c.add_flag("--dry-run", a.dry_run,
+             "Check the command line, say what would run and the memory it needs, and stop");
   if (timing_options) {
     CLI::Option* reps = c.add_option("--reps", a.reps, "Minimum timed repetitions of every rung (default 10)")
                             ->check(CLI::Range(1, 100000));
@@ -181,6 +185,40 @@ void check_flush_applies(const SelectionArgs& args, Backend backend) {
 
 }  // namespace
 
+void apply_device_memory_limit(const std::optional<std::string>& text, Backend backend, bench::Options& o) {
+  if (!text) return;
+  o.device_memory_limit = parse_byte_size("--device-memory-limit", *text);
+  if (backend != Backend::Cuda)
+    throw UsageError{fmt::format("--device-memory-limit {} caps the GPU's memory; the {} backend has none (drop it, "
+                                 "or use --backend cuda)",
+                                 *text, to_string(backend))};
+}
+
+std::optional<int> check_memory_or_refuse(const bench::Options& o, Executor& executor, bool dry_run,
+                                          const std::string& prefix, bench::MemoryCheck& out) {
+  const Status fits = bench::check_memory(o, executor, out);
+  if (dry_run)
+    for (const bench::MemoryPlan& plan : out.plans) {
+      std::string line = fmt::format("  {}x{}x{} needs {} of host memory", plan.shape.m, plan.shape.n, plan.shape.k,
+                                     bench::format_bytes(plan.host_bytes()));
+      if (out.available.host) line += fmt::format(" ({} available)", bench::format_bytes(*out.available.host));
+      if (executor.backend() == Backend::Cuda) {
+        line += fmt::format(", {} of device memory", bench::format_bytes(plan.device_bytes()));
+        if (const auto device = out.available.device())
+          line += fmt::format(" ({} available)", bench::format_bytes(*device));
+      }
+      switch (plan.verification) {
+        case bench::VerifyMode::None: line += "; not verified"; break;
+        case bench::VerifyMode::Full: line += "; verified in full"; break;
+        case bench::VerifyMode::Sampled: line += "; verified at a sample of C: " + plan.why_sampled; break;
+      }
+      fmt::print("{}\n", line);
+    }
+  if (fits) return std::nullopt;
+  fmt::print(stderr, "{}{}\n", prefix, fits.code() == StatusCode::AllocFailed ? fits.message() : fits.describe());
+  return fits.code() == StatusCode::InvalidValue ? kExitUsage : kExitFailure;
+}
+
 std::string shapes_text(const std::vector<bench::Shape>& shapes) {
   std::string text;
   for (const bench::Shape& s : shapes) text += fmt::format("{}{}x{}x{}", text.empty() ? "" : ", ", s.m, s.n, s.k);
@@ -222,6 +260,7 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
   if (args.interleave != "auto") o.interleave = args.interleave == "on";
   if (args.l2_flush) o.flush = *parse_cache_flush(*args.l2_flush);  // CLI11 checked the name
   check_flush_applies(args, backend);
+  apply_device_memory_limit(args.device_memory_limit, backend, o);
   if (args.samples && args.format != "json")
     throw UsageError{fmt::format("--samples: the samples are written to the JSON report; add --format json "
                                  "(not {})", args.format)};
@@ -248,7 +287,8 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
                to_string(backend), to_string(o.dtype), to_string(o.op_a), to_string(o.op_b), to_string(o.layout),
                names, shapes_text(o.shapes),
                args.output.empty() ? "" : fmt::format(", report to {}", args.output));
-    return kExitOk;
+    bench::MemoryCheck memory;  // and what it would need, or why it would be refused
+    return check_memory_or_refuse(o, *executor, true, "gemmlab: ", memory).value_or(kExitOk);
   }
 
   // The output's temporary is made before running: a bad path fails before minutes of benchmarking.
@@ -257,6 +297,10 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
   o.progress = progress_printer(args.progress);
   // Whatever the format: the seed and the command, so a run can be replayed from its log.
   print_seed_line(o.seed, args.command_line, seed_given);
+  // Before anything is allocated: a run that cannot fit is refused in a moment rather than
+  // after minutes of random fill, and --output is left as it was.
+  bench::MemoryCheck memory;
+  if (const auto refused = check_memory_or_refuse(o, *executor, false, "gemmlab: ", memory)) return *refused;
 
   const std::string started = bench::utc_now();
   std::vector<bench::Record> records;
@@ -279,6 +323,7 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
   context.date = started;
   context.host = host_info().hostname;
   context.samples = args.samples;
+  context.memory = std::move(memory);
   if (args.format == "json") {
     nlohmann::json doc = bench::to_json(records, context);
     if (args.explain) bench::attach_explanations(doc, explanations, explain_context);

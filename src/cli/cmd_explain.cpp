@@ -33,6 +33,9 @@ void add_explain_options(CLI::App& c, ExplainArgs& a) {
   c.add_option_function<std::string>(
       "--seed", [&a](const std::string& v) { a.seed = v; }, "Seed of the random inputs, 0 to 2^64-1 (default: fresh)");
   c.add_option("--reps", a.reps, "Minimum timed repetitions")->check(CLI::Range(1, 100000));
+  c.add_option_function<std::string>(
+      "--device-memory-limit", [&a](const std::string& v) { a.device_memory_limit = v; },
+      "Most device memory the run may use, e.g. 8G (as bench takes it). CUDA only");
   c.add_option("--format", a.format, "table or json")->check(CLI::IsMember({"table", "json"}));
   c.add_option("--output", a.output, "Write the report to this file instead of stdout (written whole)");
   c.add_flag("--no-verify", a.no_verify, "Skip verification (timing only)");
@@ -57,6 +60,7 @@ int run_explain(const ExplainArgs& args) {
   const bool seed_given = args.seed.has_value();
   o.seed = seed_given ? parse_seed(*args.seed) : fresh_seed();
   o.verify = !args.no_verify;
+  apply_device_memory_limit(args.device_memory_limit, backend, o);
   if (args.reps > 0) {
     o.min_reps = args.reps;
     o.max_reps = std::max(o.max_reps, args.reps);
@@ -70,14 +74,17 @@ int run_explain(const ExplainArgs& args) {
     return s.code() == StatusCode::InvalidValue ? kExitUsage : kExitFailure;
   }
   check_selection(o, backend);
+  bench::MemoryCheck memory;
   if (args.dry_run) {
     fmt::print("gemmlab explain would run on {}: {} on {}\n", to_string(backend), args.variants, shapes_text(o.shapes));
-    return kExitOk;
+    return check_memory_or_refuse(o, *executor, true, "gemmlab explain: ", memory).value_or(kExitOk);
   }
   OutputFile out;
   if (!out.open_or_report(args.output)) return kExitFailure;
   o.progress = progress_printer(args.progress);
   print_seed_line(o.seed, args.command_line, seed_given);
+  // Before the ceilings are measured and anything is allocated.
+  if (const auto refused = check_memory_or_refuse(o, *executor, false, "gemmlab explain: ", memory)) return *refused;
 
   bench::ExplainContext context;
   std::vector<bench::Explanation> explanations;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench/harness.hpp"
+#include "bench/memory_plan.hpp"
 
 namespace gemmlab::cli {
 
@@ -38,6 +39,7 @@ struct SelectionArgs {
   double max_spread = -1;  // percent; -1: the harness's default
   std::string interleave = "auto";  // auto, on or off
   std::optional<std::string> l2_flush;  // --l2-flush: clean, write or none (CacheFlush); GPU only
+  std::optional<std::string> device_memory_limit;  // --device-memory-limit: bytes, "8G"; GPU only
   std::string format = "table";
   std::string output;
   bool no_verify = false;
@@ -59,6 +61,7 @@ struct ExplainArgs {
   std::string trans = "NN";
   std::string layout = "row";
   std::optional<std::string> seed;
+  std::optional<std::string> device_memory_limit;  // --device-memory-limit: bytes, "8G"; GPU only
   int reps = 0;
   std::string format = "table";
   std::string output;
@@ -111,6 +114,15 @@ void add_dtype_option(CLI::App& command, std::string& dtype);
 // UsageError naming the culprit (an unknown name, a variant of another dtype, a dtype
 // without variants on the backend).
 void check_selection(const bench::Options& options, Backend backend);
+
+// --device-memory-limit TEXT into options.device_memory_limit: a UsageError for text that is
+// not a size, or for a backend other than cuda (the CPU has no device memory to cap).
+void apply_device_memory_limit(const std::optional<std::string>& text, Backend backend, bench::Options& options);
+// The check made before anything is allocated (bench/memory_plan.hpp). With --dry-run it
+// prints each shape's bytes and how it would be verified. A run that cannot fit is refused:
+// the message on stderr (after `prefix`) and the exit code returned; nullopt: go on.
+std::optional<int> check_memory_or_refuse(const bench::Options& options, Executor& executor, bool dry_run,
+                                          const std::string& prefix, bench::MemoryCheck& out);
 
 // with_configs: each rung's named configurations under it (and in the JSON).
 int run_list(const std::string& backend, const std::string& format, bool with_configs);

@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <string_view>
 
 namespace gemmlab::cli {
 namespace {
@@ -104,6 +107,37 @@ std::uint64_t parse_seed(const std::string& text) {
     throw UsageError{fmt::format("--seed '{}' is not a whole number from 0 to {}", text,
                                  std::numeric_limits<std::uint64_t>::max())};
   return value;
+}
+
+std::uint64_t parse_byte_size(const std::string& flag, const std::string& text) {
+  const auto bad = [&](const char* why) {
+    return UsageError{fmt::format("{} '{}' {}: give bytes, or a number with K, M, G or T (powers of 1024: 8G, "
+                                  "512M, 1.5GiB) or KB, MB, GB, TB (powers of 1000)",
+                                  flag, text, why)};
+  };
+  // The number: digits with at most one point, nothing else (no sign, exponent or space).
+  const std::size_t digits_end = text.find_first_not_of("0123456789.");
+  const std::string number = text.substr(0, digits_end);
+  const std::string unit = digits_end == std::string::npos ? "" : text.substr(digits_end);
+  if (number.empty() || number == "." || std::count(number.begin(), number.end(), '.') > 1)
+    throw bad("is not a size");
+  std::string upper;
+  for (const char ch : unit) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  constexpr std::string_view kPrefixes = "KMGT";
+  double scale = 1;
+  if (!upper.empty() && upper != "B") {
+    const std::size_t power = kPrefixes.find(upper[0]);
+    const std::string rest = upper.substr(1);
+    if (power == std::string_view::npos || (rest != "" && rest != "I" && rest != "IB" && rest != "B"))
+      throw bad("has an unknown unit");
+    scale = std::pow(rest == "B" ? 1000.0 : 1024.0, static_cast<double>(power + 1));
+  }
+  const double value = std::strtod(number.c_str(), nullptr) * scale;
+  // 2^63 bytes: far above any memory, and safe in every integer type the plan uses.
+  constexpr double kMaxBytes = 9.223372036854775807e18;
+  if (!(value < kMaxBytes)) throw bad("is too large");
+  if (value < 1) throw bad("is below one byte");
+  return static_cast<std::uint64_t>(value);
 }
 
 std::string quote_command_line(const std::vector<std::string>& argv) {

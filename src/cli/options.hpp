@@ -30,6 +30,11 @@ double parse_scalar(const std::string& flag, const std::string& text);
 // --seed: a whole number in [0, 2^64 - 1] (0 is a seed like any other).
 std::uint64_t parse_seed(const std::string& text);
 
+// --device-memory-limit: a number of bytes, whole or with a fraction, and an optional unit:
+// K, M, G, T (or KiB, MiB, GiB, TiB) in powers of 1024, KB, MB, GB, TB in powers of 1000, B
+// for bytes; case does not matter: "8G", "512M", "1.5GiB", "80GB", "4096". At least 1 byte.
+std::uint64_t parse_byte_size(const std::string& flag, const std::string& text);
+
 // The command line as a shell would take it back: arguments with spaces or quotes quoted.
 std::string quote_command_line(const std::vector<std::string>& argv);
 

@@ -29,11 +29,13 @@ Tolerance tolerance_for(DType input, DType compute, DType output);
 
 struct Verification {
   bool passed = false;
-  std::int64_t checked = 0;
+  // Every element of C compared with the reference, or a sample of them (verify_sampled).
+  bool sampled = false;
+  std::int64_t checked = 0;          // elements compared with the reference
   std::int64_t failures = 0;         // elements over their bound (NaN counts)
-  std::int64_t unwritten = 0;        // elements still holding the poison or out of range writes
+  std::int64_t unwritten = 0;        // elements still holding the poison (sampled: of all of C)
   std::int64_t padding_clobbered = 0;// elements between cols and ld that were changed
-  double rel_frobenius = 0;          // ||C - C_ref||_F / ||C_ref||_F
+  double rel_frobenius = 0;          // ||C - C_ref||_F / ||C_ref||_F (sampled: over the samples)
   double max_abs_error = 0;
   // The worst element: the largest error relative to its own bound.
   std::int64_t worst_row = -1, worst_col = -1;
@@ -49,5 +51,15 @@ struct Verification {
 Verification verify(const GemmProblem& problem, std::span<const float> result,
                     std::span<const float> buffer_before, const ReferenceResult& reference,
                     bool poisoned, const std::optional<Tolerance>& tolerance = std::nullopt);
+
+// The same check at the sampled positions only: `reference` is reference_sampled()'s for
+// `positions`, and each sampled element must lie within the same bound verify() applies.
+// What needs no reference is still checked everywhere: with `poisoned`, every element of C
+// still holding NaN counts as unwritten (the inputs are finite, so a written element is
+// never NaN), and the padding between the contiguous extent and ld must be unchanged.
+Verification verify_sampled(const GemmProblem& problem, std::span<const float> result,
+                            std::span<const float> buffer_before, const SamplePositions& positions,
+                            const ReferenceResult& reference, bool poisoned,
+                            const std::optional<Tolerance>& tolerance = std::nullopt);
 
 }  // namespace gemmlab

@@ -1,5 +1,6 @@
 // The CUDA backend of a build without CUDA: no rungs, no device.
 #include "cuda/backend.hpp"
+#include "cuda/runtime/device.hpp"
 #include "core/executor.hpp"
 
 namespace gemmlab {
@@ -10,6 +11,10 @@ const std::vector<Variant>& registry() {
   return none;
 }
 bool device_present() { return false; }
+Status current_device_memory(DeviceMemoryState&) {
+  return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"};
+}
+Status make_current(int) { return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"}; }
 Status scale_c(const GemmProblem&, Stream) {
   return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"};
 }

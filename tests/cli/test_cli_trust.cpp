@@ -48,7 +48,8 @@ fs::path write_old_report(const ScratchDir& dir) {
 TEST(CliOutput, AFailedRunLeavesTheOldFileUntouched) {
   const ScratchDir dir;
   const fs::path path = write_old_report(dir);
-  // 2^31-1 cubed: more than host memory can address, found only once the run has started.
+  // 2^31-1 cubed: more than host memory can address, refused by the memory check (after the
+  // temporary was made and the seed printed).
   const ProgramRun run = gemmlab(quick({"bench", "--backend", "cpu", "--variants", "naive", "--sizes", "2147483647",
                                         "--format", "json", "--output", path.string()}));
   EXPECT_EQ(run.exit_code, 1) << explain(run);

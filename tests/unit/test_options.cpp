@@ -154,5 +154,33 @@ TEST(ParseTrans, NamesTheBadToken) {
   }
 }
 
+TEST(ParseByteSize, TakesBytesAndUnits) {
+  const std::string flag = "--device-memory-limit";
+  EXPECT_EQ(parse_byte_size(flag, "4096"), 4096u);
+  EXPECT_EQ(parse_byte_size(flag, "1"), 1u);
+  EXPECT_EQ(parse_byte_size(flag, "8G"), std::uint64_t{8} << 30);
+  EXPECT_EQ(parse_byte_size(flag, "8g"), std::uint64_t{8} << 30);
+  EXPECT_EQ(parse_byte_size(flag, "512M"), std::uint64_t{512} << 20);
+  EXPECT_EQ(parse_byte_size(flag, "64k"), std::uint64_t{64} << 10);
+  EXPECT_EQ(parse_byte_size(flag, "2T"), std::uint64_t{2} << 40);
+  EXPECT_EQ(parse_byte_size(flag, "1.5GiB"), std::uint64_t{3} << 29);
+  EXPECT_EQ(parse_byte_size(flag, "1.5Gi"), std::uint64_t{3} << 29);
+  EXPECT_EQ(parse_byte_size(flag, "80GB"), 80'000'000'000u);
+  EXPECT_EQ(parse_byte_size(flag, "100MB"), 100'000'000u);
+  EXPECT_EQ(parse_byte_size(flag, "300B"), 300u);
+  EXPECT_EQ(parse_byte_size(flag, "0.5K"), 512u);
+}
+
+TEST(ParseByteSize, NamesTheFlagAndTheForms) {
+  const std::string flag = "--device-memory-limit";
+  for (const char* bad : {"", "G", ".", "8Q", "-1", "+8G", "1e9", " 8G", "8 G", "8G ", "1.2.3", "8GG", "8iB", "0",
+                          "0.1", "99999999999T", "nan", "inf"}) {
+    const std::string message = usage_error_of([&] { (void)parse_byte_size(flag, bad); });
+    EXPECT_TRUE(contains(message, flag)) << bad;
+    EXPECT_TRUE(contains(message, std::string("'") + bad + "'")) << message;
+    EXPECT_TRUE(contains(message, "8G")) << message;  // the forms it takes
+  }
+}
+
 }  // namespace
 }  // namespace gemmlab::cli

@@ -86,6 +86,14 @@ Status select_device(int ordinal, int& chosen) {
   return Status::ok();
 }
 
+Status make_current(int ordinal) {
+  int current = -1;
+  if (cudaGetDevice(&current) == cudaSuccess && current == ordinal) return Status::ok();
+  (void)cudaGetLastError();
+  int chosen = 0;
+  return select_device(ordinal, chosen);
+}
+
 Status query_device(int ordinal, DeviceFacts& f) {
   cudaDeviceProp prop{};
   CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
@@ -183,6 +191,15 @@ int read_attribute(cudaDeviceAttr attribute) {
   return value;
 }
 }  // namespace
+
+Status current_device_memory(DeviceMemoryState& out) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  out.free_bytes = free_bytes;
+  out.total_bytes = total_bytes;
+  out.l2_bytes = static_cast<std::uint64_t>(std::max(0, read_attribute(cudaDevAttrL2CacheSize)));
+  return Status::ok();
+}
 
 int device_sm_count() { return std::max(1, read_attribute(cudaDevAttrMultiProcessorCount)); }
 

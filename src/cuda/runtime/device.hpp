@@ -2,6 +2,7 @@
 // (never hard-coded: SM count, L2 size and shared-memory limits differ between parts).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,6 +51,15 @@ int device_sm_count();
 // The current device's compute capability as 10 * major + minor (0 if unreadable).
 int device_compute_capability();
 Status query_device(int ordinal, DeviceFacts& out);
+
+// The current device's memory as the driver sees it now (cudaMemGetInfo): what is free (less
+// what this process and every other already holds) and the total, and its L2's size (the
+// executor's flush buffer is sized from it). NotSupported in a build without CUDA.
+struct DeviceMemoryState {
+  std::uint64_t free_bytes = 0, total_bytes = 0;
+  std::uint64_t l2_bytes = 0;
+};
+Status current_device_memory(DeviceMemoryState& out);
 // Key/value text for result files.
 std::vector<std::pair<std::string, std::string>> describe(const DeviceFacts& facts);
 

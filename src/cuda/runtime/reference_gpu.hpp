@@ -8,9 +8,8 @@
 
 namespace gemmlab::cuda {
 
-// Problems with at least this many multiply-adds go to the device; smaller ones stay on
-// the host, where the reference is exact in the same arithmetic and quick enough.
-inline constexpr double kDeviceReferenceMinFmas = 1024.0 * 1024.0 * 1024.0;
+// Problems with at least kDeviceReferenceMinFmas multiply-adds (core/reference.hpp, where
+// the harness's memory plan reads it too) go to the device; smaller ones stay on the host.
 
 // Same contract as reference_gemm(): `problem` lives in host memory.
 Status reference_on_device(const GemmProblem& problem, cudaStream_t stream, ReferenceResult& out);
