@@ -21,7 +21,7 @@ struct GemmOptions {
   // (src/library/choose.cpp keeps the rules).
   std::string variant{kAutoVariant};
   // One of the rung's named configurations ("gemmlab list --configs"); empty: its default.
-  std::string config;
+  std::string config{};
 };
 
 // C <- alpha * op(A) * op(B) + beta * C in `context`: on its device and stream (CUDA, data

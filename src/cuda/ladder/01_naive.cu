@@ -62,7 +62,7 @@ Variant naive_variant() {
   v.technique = "one thread per C element, operands from global memory, uncoalesced";
   v.config = {{{"block_rows", kBlockRows}, {"block_cols", kBlockCols}}};
   v.can_implement = [](const GemmProblem& p) { return require_f32_simt(p, "naive"); };
-  v.run = run;
+  v.run = on_stream(run);
   v.kernel_info = kernel_info;
   v.model = [](const GemmProblem& p) {
     Traffic t = minimum_traffic(p);

@@ -63,7 +63,7 @@ Variant coalesced_variant() {
   v.technique = "warp walks a row of C: coalesced B loads and C stores, A broadcast";
   v.config = {{{"block_cols", kBlockCols}, {"block_rows", kBlockRows}}};
   v.can_implement = [](const GemmProblem& p) { return require_f32_simt(p, "coalesced"); };
-  v.run = run;
+  v.run = on_stream(run);
   v.kernel_info = kernel_info;
   v.model = [](const GemmProblem& p) {
     Traffic t = minimum_traffic(p);

@@ -97,9 +97,9 @@ Variant smem_tiled_variant(int tile_width) {
   v.technique = "shared-memory tiles loaded together, two barriers per phase";
   v.config = {{{"TILE_WIDTH", tile_width}}};
   v.can_implement = [name = v.name](const GemmProblem& p) { return require_f32_simt(p, name.c_str()); };
-  v.run = [tile_width](const GemmProblem& p, Stream stream) {
+  v.run = [tile_width](const GemmProblem& p, RunContext& context) {
     const RowMajorGemm rm = canonicalize(p);
-    const auto s = static_cast<cudaStream_t>(stream);
+    const auto s = static_cast<cudaStream_t>(context.stream());
     return tile_width == 16 ? run_smem_tiled<16, 0>(make_args(rm), rm.trans_a, rm.trans_b, s)
                             : run_smem_tiled<32, 0>(make_args(rm), rm.trans_a, rm.trans_b, s);
   };

@@ -22,10 +22,10 @@ Variant smem_padded_variant() {
   v.technique = "shared tiles padded by one column: no bank conflicts on transposed stores";
   v.config = {{{"TILE_WIDTH", kTileWidth}, {"padding", kPadding}}};
   v.can_implement = [](const GemmProblem& p) { return require_f32_simt(p, "smem_padded"); };
-  v.run = [](const GemmProblem& p, Stream stream) {
+  v.run = [](const GemmProblem& p, RunContext& context) {
     const RowMajorGemm rm = canonicalize(p);
     return run_smem_tiled<kTileWidth, kPadding>(make_args(rm), rm.trans_a, rm.trans_b,
-                                                static_cast<cudaStream_t>(stream));
+                                                static_cast<cudaStream_t>(context.stream()));
   };
   v.model = [](const GemmProblem& p) { return smem_tiled_model(p, kTileWidth, kPadding); };
   v.kernel_info = smem_tiled_kernel_info<kTileWidth, kPadding>;

@@ -3,12 +3,11 @@
 // aligned row starts; the copies cost one extra read and write of A and B, which is
 // timed with the kernel because it is the price of the technique.
 //
-// The pitched buffers are this rung's workspace: allocated by the first call for a
-// problem size (the harness's untimed verification run) and reused afterwards.
+// The pitched buffers are this rung's workspace in the context: allocated by the first call
+// for a problem size (the harness's untimed verification run) and reused afterwards.
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <mutex>
 #include <string>
 
 #include "cuda/tiles/common.cuh"
@@ -41,15 +40,10 @@ struct PitchedBuffer {
   }
 };
 
+// Kept in the context (RunContext::get), which serves one thread at a time.
 struct Workspace {
-  std::mutex mutex;
   PitchedBuffer a, b;
 };
-
-Workspace& workspace() {
-  static Workspace w;
-  return w;
-}
 
 // Copies a row-major operand of `lines` x `width` (leading dimension ld) into `dst`.
 Status copy_pitched(PitchedBuffer& dst, const float* src, long long ld, long long lines, long long width,
@@ -76,12 +70,11 @@ Status require_copyable_pitch(const GemmProblem& p) {
                                         " bytes apart; A's or B's are " + std::to_string(widest)};
 }
 
-Status run(const GemmProblem& p, Stream stream) {
+Status run(const GemmProblem& p, RunContext& context) {
   const RowMajorGemm rm = canonicalize(p);
   GemmArgs g = make_args(rm);
-  const auto s = static_cast<cudaStream_t>(stream);
-  Workspace& w = workspace();
-  std::lock_guard lock(w.mutex);
+  const auto s = static_cast<cudaStream_t>(context.stream());
+  Workspace& w = context.get<Workspace>();
   // Stored (canonical, row-major) shapes: op(A) is m x k, so A is m x k or k x m.
   GEMMLAB_TRY(copy_pitched(w.a, g.a, g.lda, rm.trans_a ? g.k : g.m, rm.trans_a ? g.m : g.k, s));
   GEMMLAB_TRY(copy_pitched(w.b, g.b, g.ldb, rm.trans_b ? g.n : g.k, rm.trans_b ? g.k : g.n, s));

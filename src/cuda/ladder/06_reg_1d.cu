@@ -88,7 +88,7 @@ Variant reg_1d_variant() {
   v.technique = "each thread a TM x 1 strip of C in registers, B element reused TM times";
   v.config = {{{"BM", C::BM}, {"BN", C::BN}, {"BK", C::BK}, {"TM", C::TM}}};
   v.can_implement = [](const GemmProblem& p) { return require_f32_simt(p, "reg_1d"); };
-  v.run = run;
+  v.run = on_stream(run);
   v.kernel_info = kernel_info;
   v.model = [](const GemmProblem& p) {
     Traffic t = minimum_traffic(p);

@@ -95,7 +95,7 @@ Variant reg_2d_variant() {
   v.technique = "each thread a TM x TN block of C: outer products from registers";
   v.config = {{{"BM", C::BM}, {"BN", C::BN}, {"BK", C::BK}, {"TM", C::TM}, {"TN", C::TN}}};
   v.can_implement = [](const GemmProblem& p) { return require_f32_simt(p, "reg_2d"); };
-  v.run = run;
+  v.run = on_stream(run);
   v.kernel_info = kernel_info;
   v.model = [](const GemmProblem& p) {
     Traffic t = minimum_traffic(p);

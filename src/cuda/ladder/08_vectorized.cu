@@ -117,7 +117,7 @@ Variant vectorized_variant() {
   v.technique = "float4 global and shared accesses, A transposed in shared memory";
   v.config = {{{"BM", C::BM}, {"BN", C::BN}, {"BK", C::BK}, {"TM", C::TM}, {"TN", C::TN}, {"pad", C::kPad}}};
   v.can_implement = [](const GemmProblem& p) { return require_f32_simt(p, "vectorized"); };
-  v.run = run;
+  v.run = on_stream(run);
   v.kernel_info = kernel_info;
   v.model = [](const GemmProblem& p) {
     Traffic t = minimum_traffic(p);

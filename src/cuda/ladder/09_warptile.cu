@@ -93,7 +93,7 @@ Variant warptile_variant() {
   v.config = {{{"BM", C::BM}, {"BN", C::BN}, {"BK", C::BK}, {"WM", C::WM}, {"WN", C::WN},
                {"TM", C::TM}, {"TN", C::TN}, {"threads", C::kThreads}}};
   v.can_implement = [](const GemmProblem& p) { return require_f32_simt(p, "warptile"); };
-  v.run = run;
+  v.run = on_stream(run);
   v.kernel_info = kernel_info;
   v.model = [](const GemmProblem& p) {
     Traffic t = minimum_traffic(p);

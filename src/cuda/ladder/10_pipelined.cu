@@ -25,6 +25,7 @@
 #include "cuda/tiles/warp_tile.cuh"
 #include "cuda/runtime/buffer.hpp"
 #include "cuda/runtime/check.hpp"
+#include "cuda/runtime/kernel_setup.hpp"
 
 namespace gemmlab::cuda {
 namespace {
@@ -173,30 +174,28 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   mma.store(g, row0, col0, vec_c);
 }
 
-// One instantiation's launch. Its dynamic shared-memory limit is raised once, by the
-// first call (outside any timed region: the harness's first call is an untimed
-// verification run); a function-local static is per instantiation, so every kernel
-// gets its own (one static keyed by the kernel's type would cover only the first).
+// One instantiation's launch. Its dynamic shared-memory limit is raised once per context,
+// by the first call (outside any timed region: the harness's first call is an untimed
+// verification run).
 template <class Cfg, bool TransA, bool TransB, bool Vec>
-Status launch_kernel(const GemmArgs& g, bool vec_c, int tiles_m, int tiles_n, cudaStream_t s) {
+Status launch_kernel(const GemmArgs& g, bool vec_c, int tiles_m, int tiles_n, RunContext& context) {
   constexpr int kBytes = PipelinedLayout<Cfg>::kSmemBytes;
-  static const cudaError_t allowed = cudaFuncSetAttribute(
-      pipelined_kernel<Cfg, TransA, TransB, Vec>, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
-  CUDA_CHECK(allowed);
+  GEMMLAB_TRY(allow_dynamic_smem(context, pipelined_kernel<Cfg, TransA, TransB, Vec>, kBytes));
+  const auto s = static_cast<cudaStream_t>(context.stream());
   pipelined_kernel<Cfg, TransA, TransB, Vec><<<tiles_m * tiles_n, Cfg::kThreads, kBytes, s>>>(g, vec_c, tiles_m, tiles_n);
   CUDA_CHECK_LAUNCH("pipelined_kernel");
   return Status::ok();
 }
 
 template <class Cfg>
-Status launch(const GemmArgs& g, bool trans_a, bool trans_b, cudaStream_t s) {
+Status launch(const GemmArgs& g, bool trans_a, bool trans_b, RunContext& context) {
   const int tiles_m = ceil_div(g.m, Cfg::BM), tiles_n = ceil_div(g.n, Cfg::BN);
   const bool vec_ab = rows_16b_aligned(g.a, g.lda) && rows_16b_aligned(g.b, g.ldb);
   const bool vec_c = rows_16b_aligned(g.c, g.ldc);
   return dispatch_trans(trans_a, trans_b, [&](auto ta, auto tb) -> Status {
     constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
-    return vec_ab ? launch_kernel<Cfg, kTa, kTb, true>(g, vec_c, tiles_m, tiles_n, s)
-                  : launch_kernel<Cfg, kTa, kTb, false>(g, vec_c, tiles_m, tiles_n, s);
+    return vec_ab ? launch_kernel<Cfg, kTa, kTb, true>(g, vec_c, tiles_m, tiles_n, context)
+                  : launch_kernel<Cfg, kTa, kTb, false>(g, vec_c, tiles_m, tiles_n, context);
   });
 }
 
@@ -245,7 +244,7 @@ struct PipelinedChoice {
   int smem_bytes;  // dynamic shared memory per block: kStages x ((BK, BM + pad) + (BK, BN + pad))
   Schedule schedule;
   OuterProduct order;
-  Status (*launch)(const GemmArgs&, bool, bool, cudaStream_t);
+  Status (*launch)(const GemmArgs&, bool, bool, RunContext&);
   Status (*describe)(const RowMajorGemm&, const char* config, bool transposed, KernelInfo&);
 };
 
@@ -310,7 +309,7 @@ staging::StagedLayout transposed_a_layout(const RowMajorGemm& g) {
 }
 
 // The problem the kernel runs: g itself, or (transposes_a) TN on A^T in the workspace.
-RowMajorGemm kernel_problem(const RowMajorGemm& g, void* workspace, Forced forced) {
+RowMajorGemm kernel_problem(const RowMajorGemm& g, const void* workspace, Forced forced) {
   if (!transposes_a(g, forced)) return g;
   RowMajorGemm t = g;
   t.a = workspace;
@@ -319,11 +318,15 @@ RowMajorGemm kernel_problem(const RowMajorGemm& g, void* workspace, Forced force
   return t;
 }
 
-// A^T's workspace: grown by prepare(), only read by run().
-DeviceMemory& transposed_a() {
-  static DeviceMemory memory;
-  return memory;
-}
+// A^T's workspace in the context: grown by prepare(), only read by run().
+struct TransposedA {
+  DeviceMemory memory;
+};
+
+// Any 16-byte aligned address describes the same kernel as the workspace's (for explain and
+// the model, which may ask before the workspace exists).
+alignas(16) constexpr float kAnyAligned[4] = {};
+const void* any_aligned() { return kAnyAligned; }
 
 // One launch is a 1-D grid of tiles in int: problems past 2^31 rows or columns run as
 // sub-grids in sequence (the K loop counts tiles: any k in int).
@@ -345,36 +348,37 @@ const PipelinedChoice& pick(const RowMajorGemm& g, Forced forced) {
 
 Status kernel_info(const GemmProblem& p, KernelInfo& out, Forced forced) {
   const RowMajorGemm g = canonicalize(p);
-  // (The workspace may not exist yet: any 16-byte aligned address describes the same kernel.)
-  const RowMajorGemm rm = kernel_problem(g, transposed_a().data(), forced);
+  const RowMajorGemm rm = kernel_problem(g, any_aligned(), forced);
   const PipelinedChoice& c = pick(rm, forced);
   return c.describe(rm, c.name, transposes_a(g, forced), out);
 }
 
-Status prepare(const GemmProblem& p, Forced forced) {
+Status prepare(const GemmProblem& p, RunContext& context, Forced forced) {
   const RowMajorGemm g = canonicalize(p);
   if (!transposes_a(g, forced)) return Status::ok();
+  DeviceMemory& workspace = context.get<TransposedA>().memory;
   const std::size_t bytes = transposed_a_layout(g).bytes(static_cast<int>(g.k));
-  if (bytes <= transposed_a().bytes()) return Status::ok();
-  transposed_a() = DeviceMemory{};  // free the old block before taking the larger one
-  return DeviceMemory::allocate(bytes, transposed_a());
+  if (bytes <= workspace.bytes()) return Status::ok();
+  workspace = DeviceMemory{};  // free the old block before taking the larger one
+  return DeviceMemory::allocate(bytes, workspace);
 }
 
-Status run(const GemmProblem& p, Stream stream, Forced forced) {
+Status run(const GemmProblem& p, RunContext& context, Forced forced) {
   const RowMajorGemm g = canonicalize(p);
-  const RowMajorGemm rm = kernel_problem(g, transposed_a().data(), forced);
+  DeviceMemory& workspace = context.get<TransposedA>().memory;
+  const RowMajorGemm rm = kernel_problem(g, workspace.data(), forced);
   if (rm.a != g.a) {
     const staging::StagedLayout layout = transposed_a_layout(g);
-    if (transposed_a().bytes() < layout.bytes(static_cast<int>(g.k)))
+    if (workspace.bytes() < layout.bytes(static_cast<int>(g.k)))
       return {StatusCode::InternalError, "pipelined: run() before prepare() sized the workspace for A^T"};
     // Row kk of A^T is column kk of A: rows = k, "K" = m, read with A's k strided.
     GEMMLAB_TRY(staging::stage_k_major(static_cast<const float*>(g.a), g.lda, /*k_contiguous=*/false,
                                        static_cast<int>(g.k), static_cast<int>(g.m), /*split=*/false, layout,
-                                       transposed_a().as<float>(), stream));
+                                       workspace.as<float>(), context.stream()));
   }
   const PipelinedChoice& c = pick(rm, forced);
   return for_each_sub_grid(rm, grid_limits(c), sizeof(float), [&](const RowMajorGemm& sub) {
-    return c.launch(make_args(sub), sub.trans_a, sub.trans_b, static_cast<cudaStream_t>(stream));
+    return c.launch(make_args(sub), sub.trans_a, sub.trans_b, context);
   });
 }
 
@@ -427,11 +431,11 @@ Variant make_variant(Forced forced) {
     // "auto" picks only configurations that fit; a forced one may not.
     return forced ? require_smem(forced->smem_bytes, "pipelined", forced->name) : Status::ok();
   };
-  v.prepare = [forced](const GemmProblem& p) { return prepare(p, forced); };
-  v.run = [forced](const GemmProblem& p, Stream s) { return run(p, s, forced); };
+  v.prepare = [forced](const GemmProblem& p, RunContext& context) { return prepare(p, context, forced); };
+  v.run = [forced](const GemmProblem& p, RunContext& context) { return run(p, context, forced); };
   v.kernel_info = [forced](const GemmProblem& p, KernelInfo& out) { return kernel_info(p, out, forced); };
   v.model = [forced](const GemmProblem& p) {
-    const RowMajorGemm rm = kernel_problem(canonicalize(p), transposed_a().data(), forced);
+    const RowMajorGemm rm = kernel_problem(canonicalize(p), any_aligned(), forced);
     const PipelinedChoice& c = pick(rm, forced);
     Traffic t = minimum_traffic(p);
     set_loads_per_fma(t, p, 1.0 / c.bn + 1.0 / c.bm);

@@ -32,6 +32,7 @@
 #include "cuda/tiles/sub_grid.hpp"
 #include "cuda/ladder/rungs.hpp"
 #include "cuda/runtime/check.hpp"
+#include "cuda/runtime/kernel_setup.hpp"
 
 namespace gemmlab::cuda {
 namespace {
@@ -295,19 +296,16 @@ bool async_ok(const MmaArgs& g) { return rows_16b_aligned(g.a, g.lda) && rows_16
 bool pair_ok(const MmaArgs& g) { return reinterpret_cast<std::uintptr_t>(g.c) % sizeof(float2) == 0 && g.ldc % 2 == 0; }
 
 // One kernel instantiation, with its launch. Its dynamic shared-memory limit is raised by
-// the first launch (outside any timed region: the harness's first call is an untimed
-// verification run); the static lives in this class template, so every instantiation gets
-// its own (all the kernels share one function type: a static keyed by it would cover
-// only the first).
+// the first launch in a context (outside any timed region: the harness's first call is an
+// untimed verification run).
 template <class Cfg, class T, bool TransA, bool TransB, bool Async>
 struct Instance {
   static constexpr int kSmemBytes = MmaLayout<Cfg, TransA, TransB>::kSmemBytes;
   static auto kernel() { return mma_sync_kernel<Cfg, T, TransA, TransB, Async>; }
 
-  static Status launch(const MmaArgs& g, cudaStream_t stream) {
-    static const cudaError_t allowed =
-        cudaFuncSetAttribute(kernel(), cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
-    CUDA_CHECK(allowed);
+  static Status launch(const MmaArgs& g, RunContext& context) {
+    GEMMLAB_TRY(allow_dynamic_smem(context, kernel(), kSmemBytes));
+    const auto stream = static_cast<cudaStream_t>(context.stream());
     const int tiles_m = ceil_div(g.m, Cfg::BM), tiles_n = ceil_div(g.n, Cfg::BN);
     kernel()<<<tiles_m * tiles_n, Cfg::kThreads, kSmemBytes, stream>>>(g, pair_ok(g), tiles_m, tiles_n);
     CUDA_CHECK_LAUNCH("mma_sync_kernel");
@@ -325,9 +323,9 @@ Status with_instance(bool trans_a, bool trans_b, bool async, F&& f) {
 }
 
 template <class Cfg, class T>
-Status launch_config(const MmaArgs& g, bool trans_a, bool trans_b, cudaStream_t stream) {
+Status launch_config(const MmaArgs& g, bool trans_a, bool trans_b, RunContext& context) {
   return with_instance<Cfg, T>(trans_a, trans_b, async_ok(g),
-                               [&](auto instance) { return decltype(instance)::launch(g, stream); });
+                               [&](auto instance) { return decltype(instance)::launch(g, context); });
 }
 
 // For explain: the kernel launch_config() runs (configuration, transposition, load path).
@@ -363,7 +361,7 @@ struct MmaChoice {
   const char* name;
   int bm, bn, bk, wm, wn, stages, threads;
   int (*smem_bytes)(bool trans_a, bool trans_b);
-  Status (*launch)(const MmaArgs&, bool trans_a, bool trans_b, cudaStream_t);
+  Status (*launch)(const MmaArgs&, bool trans_a, bool trans_b, RunContext&);
   Status (*describe)(const MmaArgs&, bool trans_a, bool trans_b, const char* config, KernelInfo&);
 };
 
@@ -411,11 +409,11 @@ Status fits_device(const MmaChoice& c, const RowMajorGemm& rm, const char* rung)
 }
 
 template <class T>
-Status run(const GemmProblem& p, Stream stream, Forced forced) {
+Status run(const GemmProblem& p, RunContext& context, Forced forced) {
   const RowMajorGemm rm = canonicalize(p);
   const MmaChoice& c = pick<T>(rm, forced);
   return for_each_sub_grid(rm, grid_limits(c), sizeof(Bits), [&](const RowMajorGemm& sub) {
-    return c.launch(make_args<Bits>(sub), sub.trans_a, sub.trans_b, static_cast<cudaStream_t>(stream));
+    return c.launch(make_args<Bits>(sub), sub.trans_a, sub.trans_b, context);
   });
 }
 
@@ -482,7 +480,7 @@ Variant make_variant(DType input, const char* name, Forced forced) {
     GEMMLAB_TRY(require_precision(p, precision, name));
     return fits_device(pick<T>(canonicalize(p), forced), canonicalize(p), name);
   };
-  v.run = [forced](const GemmProblem& p, Stream s) { return run<T>(p, s, forced); };
+  v.run = [forced](const GemmProblem& p, RunContext& context) { return run<T>(p, context, forced); };
   v.kernel_info = [forced](const GemmProblem& p, KernelInfo& out) { return kernel_info<T>(p, out, forced); };
   v.model = [forced](const GemmProblem& p) {
     const RowMajorGemm rm = canonicalize(p);
