@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <cmath>
 #include <limits>
 #include <new>
@@ -14,6 +15,7 @@
 #include "cpu/thread_pool.hpp"
 #include "core/random.hpp"
 #include "core/reference.hpp"
+#include "core/traffic.hpp"
 #include "gemmlab/availability.hpp"
 #include "gemmlab/gemm.hpp"
 #include "gemmlab/registry.hpp"
@@ -311,8 +313,24 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
   std::vector<double> call_ms;  // each ran rung's verification call, the first estimate of its timing
   double verify_seconds = 0;
   int verified = 0;
+  std::deque<Variant> auto_choices;  // what auto runs for this shape (stable: `ran` points at them)
   for (const Variant& selected_variant : selected) {
     const Variant* v = &selected_variant;
+    if (v->name == kAutoVariant) {
+      // auto: the rung the library chooses for this problem, timed and verified as itself
+      // (its own error bound), recorded under the name auto with what it chose.
+      // Where nothing takes the problem, the record says why (the placeholder refuses it).
+      Variant chosen;
+      if (const Status s = resolve_variant(ex.context(), problem, {}, chosen); s) {
+        chosen.technique = fmt::format("auto chose {}: {}", chosen.name, chosen.technique);
+        chosen.name = std::string(kAutoVariant);
+        chosen.rung = 0;
+      } else {
+        chosen = *v;
+        chosen.can_implement = [s](const GemmProblem&) { return s; };
+      }
+      v = &auto_choices.emplace_back(std::move(chosen));
+    }
     Record r;
     r.backend = std::string(to_string(v->backend));
     r.variant = v->name;
@@ -473,6 +491,24 @@ Status select_variants(const Options& o, Backend backend, std::vector<Variant>& 
     for (std::size_t j = 0; j < i; ++j)
       if (o.variants[j] == name)
         return {StatusCode::InvalidValue, fmt::format("--variants names '{}' twice", name)};
+    if (name == kAutoVariant) {
+      if (!o.config.empty())
+        return {StatusCode::InvalidValue,
+                fmt::format("--config {} cannot apply to auto, which chooses each rung's configuration itself "
+                            "(name the rungs --config configures)",
+                            o.config)};
+      // Chosen per shape in run_shape(); here only its types, so that the run takes it.
+      Variant placeholder;
+      placeholder.name = name;
+      placeholder.backend = backend;
+      placeholder.input = precision->input;
+      placeholder.compute = precision->compute;
+      placeholder.output = precision->output;
+      placeholder.technique = "the rung the library chooses for each problem";
+      placeholder.model = minimum_traffic;
+      selected.push_back(std::move(placeholder));
+      continue;
+    }
     const Variant* v = find_variant(backend, name);
     if (!v)
       return {StatusCode::InvalidValue,

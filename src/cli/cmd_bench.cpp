@@ -16,6 +16,7 @@
 #include "cli/output_file.hpp"
 #include "core/host_info.hpp"
 #include "core/random.hpp"
+#include "gemmlab/gemm.hpp"
 #include "gemmlab/registry.hpp"
 
 namespace gemmlab::cli {
@@ -47,7 +48,7 @@ void add_dtype_option(CLI::App& c, std::string& dtype) {
 void check_selection(const bench::Options& o, Backend backend) {
   // A misspelt name first, in the words every command uses for it.
   for (const std::string& name : o.variants)
-    if (!find_variant(backend, name))
+    if (name != kAutoVariant && !find_variant(backend, name))
       throw UsageError{fmt::format("--variants: no {} variant named '{}' (gemmlab list shows them)",
                                    to_string(backend), name)};
   std::vector<Variant> selected;
@@ -110,7 +111,8 @@ void add_selection_options(CLI::App& c, SelectionArgs& a, bool timing_options) {
   c.add_option("--backend", a.backend, "cpu, cuda or auto (cuda when a GPU is present)");
   add_device_option(c, a.device);
   add_dtype_option(c, a.dtype);
-  text("--variants", a.variants, "Comma-separated variant names within the backend");
+  text("--variants", a.variants,
+       "Comma-separated variant names within the backend; auto: the rung the library chooses for each problem");
   c.add_option("--config", a.config,
                "Named configuration every rung of --variants runs (gemmlab list --configs shows them; "
                "default: each rung's first, usually auto)");
