@@ -14,6 +14,8 @@ bool device_present();
 // An ordinal out of range is InvalidValue naming how many devices there are; NotSupported
 // without a device or in a build without CUDA.
 Status make_current(int ordinal);
+// The current device's SM count (1 if unreadable or without CUDA), for wave-aware choices.
+int device_sm_count();
 // C <- beta * C on the device, on `stream`, without reading A or B (k = 0 or alpha = 0).
 Status scale_c(const GemmProblem& problem, Stream stream);
 

@@ -14,6 +14,7 @@ bool device_present() { return false; }
 Status current_device_memory(DeviceMemoryState&) {
   return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"};
 }
+int device_sm_count() { return 1; }
 Status make_current(int) { return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"}; }
 Status scale_c(const GemmProblem&, Stream) {
   return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"};

@@ -1,36 +1,67 @@
-// The rules of `auto`, one table: for each backend and precision, gemmlab's rungs from the
-// fastest measured down (results/h100/*.json: the rung names and their ratios to the anchor).
-// The first that runs on this device and takes the problem is chosen, each in its own
-// automatic configuration, which picks tiles and forms per shape.
+// The rules of `auto`, one table: for each backend and precision, gemmlab's rungs in order of
+// preference, each with the condition under which it was measured fastest (an H100,
+// `gemmlab bench --variants auto,...` over squares 256-8192 and the projections of an 8B
+// transformer at 1-4096 tokens, results/h100/auto-*.json). The first whose condition holds,
+// that runs on this device and takes the problem is chosen, in its own automatic
+// configuration (which picks tiles and forms per shape).
 #include "library/choose.hpp"
 
 #include <fmt/format.h>
 
-#include <array>
 #include <string_view>
 
+#include "cuda/backend.hpp"
 #include "gemmlab/availability.hpp"
 #include "gemmlab/registry.hpp"
 
 namespace gemmlab {
 namespace {
 
-struct AutoRule {
-  Backend backend;
-  DType dtype;  // the --dtype name of the problem's precision
-  std::array<std::string_view, 3> rungs;  // fastest first; empty entries end the list
+enum class When {
+  Always,
+  // One row of wgmma tiles or less (m <= 16 on the kernel's row-major problem): the
+  // warp-specialised rung's producer and persistent grid cost more than they hide.
+  FewRows,
+  // At least a third of a wave of 128 x 256 tiles: below it, 3xTF32's three passes over
+  // too few tiles lose to the SIMT pipeline (measured: 32 tiles lose, 56 tie or win).
+  ThirdOfAWaveOfWideTiles,
 };
 
-// f32 on Hopper: 3xTF32 keeps float32 accuracy (its verified error is below SGEMM's) at
-// 2.2x the SIMT rate; elsewhere the SIMT ladder's top. bf16/f16: the warp-specialised wgmma
-// pipeline on Hopper, mma.sync on sm_80 and later. tf32 has a rung on Hopper only.
-constexpr AutoRule kRules[] = {
-    {Backend::Cpu, DType::F32, {"threaded", "packed_simd", ""}},
-    {Backend::Cuda, DType::F32, {"wgmma_3xtf32", "pipelined", ""}},
-    {Backend::Cuda, DType::TF32, {"wgmma_ws_tf32", "", ""}},
-    {Backend::Cuda, DType::BF16, {"wgmma_ws_bf16", "mma_sync_bf16", ""}},
-    {Backend::Cuda, DType::F16, {"wgmma_ws_f16", "mma_sync_f16", ""}},
+struct Rule {
+  Backend backend;
+  DType dtype;  // the --dtype name of the problem's precision
+  std::string_view rung;
+  When when;
 };
+
+// f32: 3xTF32 keeps float32 accuracy (its verified error is below SGEMM's) at 2.2x the SIMT
+// rate where the grid is full. tf32 has a rung on Hopper only; bf16/f16 fall back to
+// mma.sync on sm_80 and later.
+constexpr Rule kRules[] = {
+    {Backend::Cpu, DType::F32, "threaded", When::Always},
+    {Backend::Cpu, DType::F32, "packed_simd", When::Always},
+    {Backend::Cuda, DType::F32, "wgmma_3xtf32", When::ThirdOfAWaveOfWideTiles},
+    {Backend::Cuda, DType::F32, "pipelined", When::Always},
+    {Backend::Cuda, DType::TF32, "wgmma_ws_tf32", When::Always},
+    {Backend::Cuda, DType::BF16, "wgmma_bf16", When::FewRows},
+    {Backend::Cuda, DType::BF16, "wgmma_ws_bf16", When::Always},
+    {Backend::Cuda, DType::BF16, "mma_sync_bf16", When::Always},
+    {Backend::Cuda, DType::F16, "wgmma_ws_f16", When::Always},
+    {Backend::Cuda, DType::F16, "mma_sync_f16", When::Always},
+};
+
+bool holds(When when, const GemmProblem& problem) {
+  const RowMajorGemm g = canonicalize(problem);  // the shape the kernels see
+  switch (when) {
+    case When::Always: return true;
+    case When::FewRows: return g.m <= 16;
+    case When::ThirdOfAWaveOfWideTiles: {
+      const double tiles = static_cast<double>((g.m + 127) / 128) * static_cast<double>((g.n + 255) / 256);
+      return 3 * tiles >= cuda::device_sm_count();
+    }
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -42,20 +73,17 @@ Status choose_auto(Backend backend, const GemmProblem& problem, Variant& out) {
             fmt::format("auto: no rung computes {} inputs with {} arithmetic into {} C", to_string(precision.input),
                         to_string(precision.compute), to_string(precision.output))};
   std::string tried;
-  for (const AutoRule& rule : kRules) {
-    if (rule.backend != backend || rule.dtype != *name) continue;
-    for (std::string_view rung : rule.rungs) {
-      if (rung.empty()) break;
-      const Variant* v = find_variant(backend, rung);
-      if (!v) continue;  // not in this build
-      Status why = check_runs_here(*v);
-      if (why) why = v->can_implement(problem);
-      if (why) {
-        out = *v;
-        return Status::ok();
-      }
-      tried += fmt::format("{}{}", tried.empty() ? "" : "; ", why.message());
+  for (const Rule& rule : kRules) {
+    if (rule.backend != backend || rule.dtype != *name || !holds(rule.when, problem)) continue;
+    const Variant* v = find_variant(backend, rule.rung);
+    if (!v) continue;  // not in this build
+    Status why = check_runs_here(*v);
+    if (why) why = v->can_implement(problem);
+    if (why) {
+      out = *v;
+      return Status::ok();
     }
+    tried += fmt::format("{}{}", tried.empty() ? "" : "; ", why.message());
   }
   return {StatusCode::NotSupported,
           fmt::format("auto: no {} rung of this build takes this {} problem here{}{}", to_string(backend),
