@@ -16,6 +16,7 @@
 #include "cli/output_file.hpp"
 #include "core/host_info.hpp"
 #include "core/random.hpp"
+#include "bench/shape_sets.hpp"
 #include "gemmlab/gemm.hpp"
 #include "gemmlab/registry.hpp"
 
@@ -116,8 +117,14 @@ void add_selection_options(CLI::App& c, SelectionArgs& a, bool timing_options) {
   c.add_option("--config", a.config,
                "Named configuration every rung of --variants runs (gemmlab list --configs shows them; "
                "default: each rung's first, usually auto)");
-  text("--sizes", a.sizes, "Square sizes, e.g. 512,1024")
-      ->excludes(text("--mnk", a.mnk, "Shapes MxNxK, e.g. 1000x513x77,64x64x1"));
+  std::string sets;
+  for (const bench::ShapeSet& s : bench::shape_sets())
+    sets += fmt::format("{}{}: {}", sets.empty() ? "" : "; ", s.name, s.description);
+  CLI::Option* sizes = text("--sizes", a.sizes, "Square sizes, e.g. 512,1024");
+  CLI::Option* mnk = text("--mnk", a.mnk, "Shapes MxNxK, e.g. 1000x513x77,64x64x1");
+  CLI::Option* shapes = text("--shapes", a.shapes, "A named set of shapes: " + sets);
+  sizes->excludes(mnk)->excludes(shapes);
+  mnk->excludes(shapes);
   c.add_option("--trans", a.trans, "op(A)op(B): NN, NT, TN or TT");
   c.add_option("--layout", a.layout, "row or col (storage of A, B and C)")
       ->check(CLI::IsMember({"row", "col"}));
@@ -235,6 +242,15 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
   o.config = args.config;
   if (args.sizes) o.shapes = parse_sizes(*args.sizes);
   else if (args.mnk) o.shapes = parse_mnk(*args.mnk);
+  else if (args.shapes) {
+    const bench::ShapeSet* set = bench::find_shape_set(*args.shapes);
+    if (!set) {
+      std::string names;
+      for (const bench::ShapeSet& s : bench::shape_sets()) names += fmt::format("{}{}", names.empty() ? "" : ", ", s.name);
+      throw UsageError{fmt::format("--shapes '{}' is not a named set ({})", *args.shapes, names)};
+    }
+    o.shapes = set->shapes;
+  }
   else if (verify_only) o.shapes = kVerifyShapes;
   else {
     const std::int64_t n = backend == Backend::Cuda ? kDefaultCudaSize : kDefaultCpuSize;

@@ -27,6 +27,7 @@ struct SelectionArgs {
   std::string config;  // --config: a named configuration of the rungs in --variants
   std::optional<std::string> sizes;
   std::optional<std::string> mnk;
+  std::optional<std::string> shapes;  // --shapes: a named set (bench/shape_sets.hpp)
   std::string trans = "NN";
   std::string layout = "row";
   std::optional<std::string> alpha, beta;

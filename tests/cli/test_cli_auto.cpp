@@ -1,5 +1,6 @@
 // gemmlab bench --variants auto: the rung the library chooses for each shape, verified and
-// timed beside the others under the name auto, with what it chose.
+// timed beside the others under the name auto, with what it chose; and --shapes, the named
+// shape sets auto's rules were measured on.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -36,6 +37,22 @@ TEST(CliAuto, AutoTakesNoConfiguration) {
                                   "32", "--dry-run"});
   EXPECT_EQ(run.exit_code, 2) << explain(run);
   EXPECT_NE(run.err.find("auto"), std::string::npos) << explain(run);
+}
+
+TEST(CliShapes, LlmIsTheTwentyProjectionsOfAn8BTransformer) {
+  const ProgramRun run = gemmlab({"bench", "--backend", "cpu", "--variants", "naive", "--shapes", "llm", "--trans",
+                                  "NT", "--dry-run"});
+  ASSERT_EQ(run.exit_code, 0) << explain(run);
+  for (const char* shape : {"1x4096x4096", "16x1024x4096", "512x14336x4096", "4096x4096x14336"})
+    EXPECT_NE(run.out.find(shape), std::string::npos) << shape << "\n" << explain(run);
+}
+
+TEST(CliShapes, AnUnknownSetIsAUsageErrorListingTheNames) {
+  const ProgramRun run = gemmlab({"bench", "--backend", "cpu", "--shapes", "nope"});
+  EXPECT_EQ(run.exit_code, 2) << explain(run);
+  EXPECT_NE(run.err.find("llm"), std::string::npos) << explain(run);
+  const ProgramRun both = gemmlab({"bench", "--backend", "cpu", "--shapes", "llm", "--sizes", "64"});
+  EXPECT_EQ(both.exit_code, 2) << explain(both);
 }
 
 }  // namespace
