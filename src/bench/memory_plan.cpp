@@ -10,6 +10,8 @@
 #include "core/host_info.hpp"
 #include "core/reference.hpp"
 #include "cuda/runtime/device.hpp"
+#include "gemmlab/gemm.hpp"
+#include "gemmlab/registry.hpp"
 
 namespace gemmlab::bench {
 namespace {
@@ -248,6 +250,14 @@ std::optional<std::uint64_t> MemoryAvailable::device() const {
 }
 
 std::uint64_t workspace_bound(const Variant& v, const Options& o, const Shape& s) {
+  if (v.name == kAutoVariant) {
+    // auto runs the rung the library chooses per shape: any of the backend's of its precision.
+    std::uint64_t most = 0;
+    for (const Variant& candidate : variants(v.backend))
+      if (candidate.name != kAutoVariant && candidate.precision() == v.precision())
+        most = std::max(most, workspace_bound(candidate, o, s));
+    return most;
+  }
   if (v.backend != Backend::Cuda || v.anchor) return 0;
   if (v.name == "pitched") {
     // run() copies A and B into cudaMallocPitch rows: each line's bytes rounded up to the

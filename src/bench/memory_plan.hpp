@@ -88,7 +88,8 @@ MemoryPlan plan_shape(const Options& options, const Shape& shape, const std::vec
 
 // The device workspace rung `v` keeps for `shape`, as an upper bound (0 for a rung that
 // keeps none): the padded or K-major operand copies its prepare() sizes, two parts of each
-// for a split (3xTF32) rung, or the pitched copies the pitched rung makes.
+// for a split (3xTF32) rung, or the pitched copies the pitched rung makes; for auto, the
+// largest of the rungs it may choose.
 std::uint64_t workspace_bound(const Variant& v, const Options& options, const Shape& shape);
 
 // Every shape of `options`: verified in full where the reference is quick enough (a GPU

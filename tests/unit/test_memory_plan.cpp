@@ -11,6 +11,8 @@
 #include "bench/memory_plan.hpp"
 #include "cli/options.hpp"  // parse_mnk, to read a suggested shape back
 #include "core/host_info.hpp"
+#include "gemmlab/gemm.hpp"
+#include "gemmlab/registry.hpp"
 #include "support/assertions.hpp"
 
 namespace gemmlab::bench {
@@ -161,6 +163,24 @@ TEST(MemoryPlan, RungWorkspacesAreBoundedAndKeptAcrossShapes) {
   EXPECT_EQ(bytes_of(plans[0].device, names), 4 * copies);
   // The small shape runs while the large one's workspaces are still allocated.
   EXPECT_EQ(bytes_of(plans[1].device, names), 4 * copies);
+}
+
+TEST(MemoryPlan, AutoCountsTheLargestWorkspaceItMayChoose) {
+  const Options o = options_for({{3000, 2000, 1000}});
+  for (const Backend backend : {Backend::Cpu, Backend::Cuda})
+    for (const DType dtype : kDTypeNames) {
+      const std::optional<Precision> precision = precision_for(dtype);
+      if (!precision) continue;
+      Variant automatic;
+      automatic.name = std::string(kAutoVariant);
+      automatic.backend = backend;
+      automatic.input = precision->input;
+      automatic.compute = precision->compute;
+      automatic.output = precision->output;
+      const std::uint64_t bound = workspace_bound(automatic, o, o.shapes[0]);
+      for (const Variant& v : variants(backend))
+        if (v.precision() == *precision) EXPECT_GE(bound, workspace_bound(v, o, o.shapes[0])) << v.name;
+    }
 }
 
 TEST(MemoryPlan, FullReferenceWhereItFits) {
