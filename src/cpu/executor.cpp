@@ -36,13 +36,18 @@ class CpuExecutor final : public Executor {
   Context& context() override { return *context_; }
   std::vector<std::pair<std::string, std::string>> describe() const override {
     const HostInfo cpu = host_info();
-    const cpu::OpenBlasInfo& blas = cpu::openblas_info();
+    // The OpenBLAS the run used; describing the run does not load it (a run of no OpenBLAS
+    // rung leaves it unloaded, and its threads unstarted, in the caller's process).
+    const cpu::OpenBlasInfo* loaded = cpu::openblas_info_if_loaded();
+    const cpu::OpenBlasInfo blas = loaded ? *loaded : cpu::OpenBlasInfo{};
     return {{"cpu", cpu.model},
             {"logical_cores", std::to_string(cpu.logical_cores)},
             {"cpu_mhz_now", fmt::format("{:.0f}", cpu.current_mhz)},
             {"cpu_mhz_max", fmt::format("{:.0f}", cpu.max_mhz)},
             {"isa", std::string(to_string(cpu_features().best_isa()))},
-            {"openblas_library", blas.loaded ? blas.library : blas.error},
+            {"openblas_library", !loaded       ? std::string("not loaded: no OpenBLAS rung ran")
+                                 : blas.loaded ? blas.library
+                                               : blas.error},
             {"openblas_coretype", blas.coretype},
             {"openblas_corename", blas.corename},
             {"openblas_config", blas.config}};

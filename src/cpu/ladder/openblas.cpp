@@ -36,13 +36,14 @@ struct OpenBlas {
 OpenBlas load() {
   OpenBlas lib;
   // Respect a coretype the user chose; otherwise pick the kernel family for this CPU.
+  bool set_here = false;
   if (const char* user = std::getenv("OPENBLAS_CORETYPE")) {
     lib.info.coretype = user;
   } else {
     const std::string_view chosen = openblas_coretype_for(cpu_features());
     if (!chosen.empty()) {
       lib.info.coretype = std::string(chosen);
-      setenv("OPENBLAS_CORETYPE", lib.info.coretype.c_str(), 0);
+      set_here = setenv("OPENBLAS_CORETYPE", lib.info.coretype.c_str(), 0) == 0;
     }
   }
   for (const char* name : {"libopenblas.so.0", "libopenblas.so"}) {
@@ -57,6 +58,10 @@ OpenBlas load() {
       break;
     }
   }
+  // OpenBLAS reads the variable while it initialises, inside dlopen; ours is taken back then,
+  // so the environment is as the user left it for the rest of the process (another OpenBLAS
+  // loaded later, such as NumPy's or SciPy's, and child processes).
+  if (set_here) unsetenv("OPENBLAS_CORETYPE");
   if (lib.info.library.empty()) {
     const char* err = dlerror();
     lib.info.error = fmt::format("OpenBLAS not found ({}); install libopenblas-dev",
@@ -68,8 +73,11 @@ OpenBlas load() {
   return lib;
 }
 
+std::atomic<const OpenBlas*> loaded_library{nullptr};  // set once library() has loaded
+
 const OpenBlas& library() {
   static const OpenBlas lib = load();
+  loaded_library.store(&lib, std::memory_order_release);
   return lib;
 }
 
@@ -105,6 +113,11 @@ Status run(const GemmProblem& p, int threads) {
 }  // namespace
 
 const OpenBlasInfo& openblas_info() { return library().info; }
+
+const OpenBlasInfo* openblas_info_if_loaded() {
+  const OpenBlas* lib = loaded_library.load(std::memory_order_acquire);
+  return lib ? &lib->info : nullptr;
+}
 
 Variant openblas_variant(int threads) {
   Variant v;

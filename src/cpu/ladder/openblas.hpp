@@ -18,5 +18,9 @@ struct OpenBlasInfo {
 };
 
 const OpenBlasInfo& openblas_info();  // loads on first call
+// What openblas_info() found, or null while nothing has asked for OpenBLAS: describing a run
+// loads nothing, so a process that ran no OpenBLAS rung (a Python program beside NumPy's
+// OpenBLAS) never gets this one's threads.
+const OpenBlasInfo* openblas_info_if_loaded();
 
 }  // namespace gemmlab::cpu
