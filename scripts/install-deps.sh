@@ -13,9 +13,10 @@
 # OpenBLAS (loaded at run time as the program loads it), and a python3 with matplotlib for the
 # plots (any python3 found: the plot scripts run under one that has it). For the Python package
 # (python/), the python3 first on PATH (the one CMake finds): its Python.h, and nanobind and
-# scikit-build-core to build it, pytest, NumPy and pandas to test it, each imported and its
-# version checked against a minimum; what is missing comes from PyPI through pip at the
-# versions pinned below (apt has no nanobind), the rest through apt.
+# scikit-build-core to build it, pytest, NumPy, pandas and pyarrow (which pandas loads where it
+# is installed) to test it, each imported and its version checked against a minimum; what is
+# missing comes from PyPI through pip at the versions pinned below (apt has no nanobind), the
+# rest through apt.
 set -euo pipefail
 
 check_only=0
@@ -158,6 +159,7 @@ python_modules=(
   "pytest pytest 7.0 9.2.0"
   "numpy numpy 1.22 2.4.6"
   "pandas pandas 1.5 3.1.1"
+  "pyarrow pyarrow 10.0 26.0.1"
 )
 missing_pip=()  # name==version for pip
 py="$(command -v python3 2>/dev/null || true)"

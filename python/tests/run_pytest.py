@@ -13,7 +13,7 @@ import pathlib
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
-SUITES = {"cpu": ["test_cpu.py", "test_api.py"], "gpu": ["test_gpu.py"]}
+SUITES = {"cpu": ["test_cpu.py", "test_api.py", "test_imports.py"], "gpu": ["test_gpu.py"]}
 
 
 def skip(reason: str) -> int:
@@ -30,6 +30,14 @@ def main(argv: list[str]) -> int:
     if missing:
         return skip(f"{' and '.join(missing)} not installed for {sys.executable} (scripts/install-deps.sh "
                     f"installs them)")
+    if suite == "gpu":
+        # The frameworks before gemmlab, as test_gpu.py imports them: the extension then binds
+        # to the CUDA libraries they loaded (their wheels' cudart and cuBLAS) rather than bringing
+        # the toolkit's copies in first. The other order is tried in the CPU suite, in a process
+        # of its own (test_imports.py), where a crash fails one test instead of this suite.
+        for name in ("torch", "cupy"):
+            if importlib.util.find_spec(name) is not None:
+                importlib.import_module(name)
     import gemmlab  # the build's, through PYTHONPATH: an import error here is a failure
 
     if suite == "gpu":

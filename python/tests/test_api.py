@@ -3,12 +3,15 @@ variants(), device(), verify() and bench() return the records the CLI's JSON hol
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import sys
 
 import numpy as np
 import pytest
 
 import gemmlab
+from isolated import assert_ran, run_python
 
 
 def f32(*shape: int) -> np.ndarray:
@@ -190,10 +193,20 @@ def test_bench_times_beside_the_anchor():
 
 
 def test_bench_as_frame():
-    pandas = pytest.importorskip("pandas")
-    frame = gemmlab.bench("naive", backend="cpu", shapes=[32], reps=1, warmup=0, min_time=0, as_frame=True)
-    assert isinstance(frame, pandas.DataFrame)
-    assert {"variant", "time_ms.median", "verification.passed"} <= set(frame.columns)
+    # In a fresh interpreter, in a user's order (gemmlab, then pandas and the pyarrow it loads,
+    # once as_frame asks for it), so that a crash there fails this test with its output rather
+    # than ending the suite (test_imports.py tries each package after gemmlab on its own).
+    if importlib.util.find_spec("pandas") is None:
+        pytest.skip(f"pandas is not installed for {sys.executable}")
+    out = assert_ran(run_python("""
+        import json
+        import gemmlab
+        frame = gemmlab.bench("naive", backend="cpu", shapes=[32], reps=1, warmup=0, min_time=0, as_frame=True)
+        import pandas
+        assert isinstance(frame, pandas.DataFrame), type(frame)
+        print(json.dumps(sorted(frame.columns)))
+    """), "gemmlab.bench(as_frame=True)")
+    assert {"variant", "time_ms.median", "verification.passed"} <= set(json.loads(out.splitlines()[-1]))
 
 
 def test_as_frame_without_pandas(monkeypatch):

@@ -7,14 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-import gemmlab
-from bounds import Precision, assert_within_bound
-
-if not gemmlab.build_info()["cuda_built"]:
-    pytest.skip("gemmlab GPU tests not run: this build has no CUDA backend", allow_module_level=True)
-if not gemmlab.cuda_available():
-    pytest.skip("gemmlab GPU tests not run: no CUDA device is visible", allow_module_level=True)
-
+# The frameworks first (run_pytest.py imports them before gemmlab too): gemmlab's extension then
+# uses the CUDA libraries they loaded. test_imports.py (the CPU suite) imports them after gemmlab.
 try:
     import torch
 except ImportError:
@@ -23,6 +17,14 @@ try:
     import cupy
 except ImportError:
     cupy = None
+
+import gemmlab
+from bounds import Precision, assert_within_bound
+
+if not gemmlab.build_info()["cuda_built"]:
+    pytest.skip("gemmlab GPU tests not run: this build has no CUDA backend", allow_module_level=True)
+if not gemmlab.cuda_available():
+    pytest.skip("gemmlab GPU tests not run: no CUDA device is visible", allow_module_level=True)
 if torch is None and cupy is None:
     pytest.skip("gemmlab GPU tests not run: neither PyTorch nor CuPy is installed", allow_module_level=True)
 
