@@ -140,7 +140,11 @@ std::tuple<std::string, std::string> run_gemm(Context& context, std::uintptr_t s
   problem.a = matrix_of(a, dtype_named(dtype, "dtype"));
   problem.b = matrix_of(b, problem.a.dtype);
   problem.c = matrix_of(c, DType::F32);
-  problem.compute = dtype_named(compute, "compute");
+  // `compute` names the call's type as bench's --dtype does (f32, tf32, bf16, f16): its
+  // arithmetic is that name's (bf16 and f16 inputs are multiplied exactly and summed in f32).
+  const std::optional<Precision> precision = precision_for(dtype_named(compute, "compute"));
+  if (!precision) throw nb::value_error(("compute '" + compute + "' must be f32, tf32, bf16 or f16").c_str());
+  problem.compute = precision->compute;
   GemmOptions options;
   options.variant = variant;
   options.config = config;

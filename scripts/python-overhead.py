@@ -2,7 +2,7 @@
 """What calling gemmlab from Python costs: gemmlab.matmul on bf16 PyTorch tensors against the
 same rung timed by the C++ harness (`gemmlab bench --format json`), per size.
 
-    python3 python/bench_overhead.py --gemmlab build/gemmlab --output results/h100/python.json
+    python3 scripts/python-overhead.py --gemmlab build/gemmlab --output results/h100/python.json
 
 For each size (default 4096^3 and 256^3) and the rung (default wgmma_ws_bf16), with the
 operands and C allocated once and the L2 left warm on both sides (bench --l2-flush none):
@@ -85,11 +85,11 @@ def cpp_timing(exe: str, variant: str, m: int, n: int, k: int, device: int, reps
                    str(warmup), "--format", "json", "--output", report]
         run = subprocess.run(command, capture_output=True, text=True)
         if run.returncode != 0:
-            raise SystemExit(f"bench_overhead: {shlex.join(command)} failed ({run.returncode}):\n{run.stderr}")
+            raise SystemExit(f"python-overhead: {shlex.join(command)} failed ({run.returncode}):\n{run.stderr}")
         doc = json.load(open(report))
     record = next(r for r in doc["results"] if r["variant"] == variant)
     if record["status"] != "ok":
-        raise SystemExit(f"bench_overhead: {variant} at {m}x{n}x{k}: {record['status']}: {record['message']}")
+        raise SystemExit(f"python-overhead: {variant} at {m}x{n}x{k}: {record['status']}: {record['message']}")
     return {"command_line": shlex.join(command), "time_ms": record["time_ms"], "gflops": record["gflops"],
             "configuration": record["configuration"], "commit": doc["build"]["commit"]}
 
@@ -111,10 +111,10 @@ def main() -> int:
     import gemmlab
 
     if not gemmlab.cuda_available():
-        raise SystemExit("bench_overhead: needs a CUDA device and a gemmlab build with the CUDA backend")
+        raise SystemExit("python-overhead: needs a CUDA device and a gemmlab build with the CUDA backend")
     exe = os.path.abspath(args.gemmlab)
     if not os.access(exe, os.X_OK):
-        raise SystemExit(f"bench_overhead: no gemmlab program at {exe} (build it, or pass --gemmlab PATH)")
+        raise SystemExit(f"python-overhead: no gemmlab program at {exe} (build it, or pass --gemmlab PATH)")
     dev = torch.device("cuda", args.device)
     torch.cuda.set_device(dev)
     sizes = [int(s) for s in args.sizes.split(",")]
