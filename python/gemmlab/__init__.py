@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import sys
 import threading
 from typing import Any, Iterable, Sequence
 
@@ -131,8 +132,7 @@ def _stream_of(x: Any, library: str, device: int) -> int:
     """The stream a GPU array's framework is working on now (a cudaStream_t as an integer;
     0: the legacy default stream)."""
     if library == "torch":
-        import torch
-        return int(torch.cuda.current_stream(device).cuda_stream)
+        return _torch_stream(device)
     if library == "cupy":
         import cupy
         with cupy.cuda.Device(device):
@@ -216,6 +216,19 @@ def _storage(op: _Operand) -> tuple[bool, int]:
     stride 1, as a C-contiguous array's .T) as the transpose of row-major storage with ld = the
     column stride. Anything else raises ValueError naming the strides."""
     (r, c), (s0, s1) = op.shape, op.strides
+    layout = _layout(r, c, s0, s1)
+    if layout is not None:
+        return layout
+    raise ValueError(
+        f"{op.name} has shape {op.shape} and strides {op.strides} (in elements): gemmlab takes a matrix whose "
+        f"rows or columns are contiguous (one stride 1, the other at least that dimension's extent, none "
+        f"negative), such as a C-contiguous array, its .T, or a slice of either; copy it first "
+        f"(numpy.ascontiguousarray, tensor.contiguous())")
+
+
+def _layout(r: int, c: int, s0: int, s1: int) -> tuple[bool, int] | None:
+    """_storage's rule on (rows, cols, row stride, column stride): (transposed, ld), or None
+    where neither the rows nor the columns are contiguous."""
     if r == 0 or c == 0:
         return False, max(c, 1)
     if c == 1 or s1 == 1:
@@ -226,11 +239,7 @@ def _storage(op: _Operand) -> tuple[bool, int]:
     if r == 1 or s0 == 1:
         if s1 >= r:
             return True, s1
-    raise ValueError(
-        f"{op.name} has shape {op.shape} and strides {op.strides} (in elements): gemmlab takes a matrix whose "
-        f"rows or columns are contiguous (one stride 1, the other at least that dimension's extent, none "
-        f"negative), such as a C-contiguous array, its .T, or a slice of either; copy it first "
-        f"(numpy.ascontiguousarray, tensor.contiguous())")
+    return None
 
 
 def _span_bytes(op: _Operand, transposed: bool, ld: int) -> tuple[int, int]:
@@ -240,6 +249,111 @@ def _span_bytes(op: _Operand, transposed: bool, ld: int) -> tuple[int, int]:
         return op.data, op.data
     lines, extent = (c, r) if transposed else (r, c)
     return op.data, op.data + ((lines - 1) * ld + extent) * _ITEMSIZE.get(op.dtype or "f32", 4)
+
+
+# ---- the fast path's readers: NumPy arrays and PyTorch tensors ---------------------------------
+#
+# Each returns (backend, device, dtype, data, rows, cols, row stride, column stride, readonly)
+# for a 2-D array gemmlab takes as it is (strides in elements, data aligned), or None: then
+# matmul takes the general path, whose checks raise the error. The classes and dtype tables
+# are fetched from sys.modules once the framework is imported (gemmlab imports neither).
+
+_fast_readers: dict[type, Any] = {}
+_fast_allocators: dict[type, Any] = {}
+_rungs_checked: set[tuple[str, str, str]] = set()  # (backend, variant, want) that passed _check_rung
+_numpy_dtypes: dict[Any, str | None] = {}
+_numpy: Any = None
+_torch: Any = None
+_torch_raw_stream: Any = None
+_buffer_address = _core.buffer_address
+
+
+def _numpy_dtype(dtype: Any) -> str | None:
+    name = _numpy_dtypes.get(dtype, 0)
+    if name == 0:
+        if dtype.name == "bfloat16" and dtype.itemsize == 2:  # ml_dtypes' bfloat16
+            name = "bf16"
+        else:
+            name = _TYPESTR_DTYPES.get(dtype.str)
+        _numpy_dtypes[dtype] = name
+    return name  # type: ignore[return-value]
+
+
+def _read_numpy(x: Any) -> tuple | None:
+    shape = x.shape
+    if len(shape) != 2:
+        return None
+    dtype = _numpy_dtypes.get(x.dtype, 0)
+    if dtype == 0:
+        dtype = _numpy_dtype(x.dtype)
+    if dtype is None:
+        return None
+    size = _ITEMSIZE[dtype]
+    s0, s1 = x.strides
+    if s0 % size or s1 % size:
+        return None
+    data = _buffer_address(x)  # the buffer protocol: no __array_interface__ dict per call
+    if data is None:
+        data = x.__array_interface__["data"][0]
+    if data % size:
+        return None
+    return "cpu", -1, dtype, data, shape[0], shape[1], s0 // size, s1 // size, not x.flags.writeable
+
+
+def _allocate_numpy(like: Any, m: int, n: int) -> Any:
+    return _numpy.empty((m, n), dtype=_numpy.float32)
+
+
+def _read_torch(x: Any) -> tuple | None:
+    if x.is_cuda:
+        backend, device = "cuda", x.get_device()
+    elif x.device.type == "cpu":
+        backend, device = "cpu", -1
+    else:
+        return None
+    dtype = _torch_dtypes.get(x.dtype)
+    if dtype is None:
+        return None
+    shape = x.shape
+    if len(shape) != 2:
+        return None
+    data = x.data_ptr()
+    if data % _ITEMSIZE[dtype]:
+        return None
+    s0, s1 = x.stride()
+    return backend, device, dtype, data, shape[0], shape[1], s0, s1, False
+
+
+def _allocate_torch(like: Any, m: int, n: int) -> Any:
+    return _torch.empty((m, n), dtype=_torch.float32, device=like.device)
+
+
+def _torch_stream(device: int) -> int:
+    """PyTorch's current stream on `device` (a cudaStream_t as an integer)."""
+    if _torch_raw_stream is not None:
+        return int(_torch_raw_stream(device))
+    import torch
+    return int(torch.cuda.current_stream(device).cuda_stream)
+
+
+def _learn_types() -> None:
+    """Fetches numpy.ndarray and torch.Tensor (and torch's dtypes) once their modules are imported."""
+    global _numpy, _torch, _torch_raw_stream
+    numpy = sys.modules.get("numpy")
+    if _numpy is None and numpy is not None and isinstance(getattr(numpy, "ndarray", None), type) \
+            and hasattr(numpy, "float32"):
+        _numpy = numpy
+        _fast_allocators[numpy.ndarray] = _allocate_numpy
+        _fast_readers[numpy.ndarray] = _read_numpy
+    torch = sys.modules.get("torch")
+    if _torch is None and torch is not None and isinstance(getattr(torch, "Tensor", None), type) \
+            and hasattr(torch, "bfloat16") and hasattr(torch, "empty"):
+        _torch = torch
+        _torch_raw_stream = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
+        if not _torch_dtypes:
+            _torch_dtypes.update({torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"})
+        _fast_allocators[torch.Tensor] = _allocate_torch
+        _fast_readers[torch.Tensor] = _read_torch
 
 
 # ---- contexts: one per thread, backend and device -----------------------------------------------
@@ -350,6 +464,71 @@ def matmul(a: Any, b: Any, *, out: Any = None, alpha: float = 1.0, beta: float =
     ValueError for a bad shape, layout, device mix or rung name, and GemmlabError (a
     RuntimeError) when the library cannot run the problem, with the library's message.
     """
+    # The fast path: a, b (and out) all NumPy arrays or all PyTorch tensors, read through their
+    # own attributes once, and a call that passes every check. Anything else, or any check
+    # that fails, goes to _matmul_general, which runs every check in order and raises its error.
+    reader = _fast_readers.get(type(a))
+    if reader is None:
+        _learn_types()
+        reader = _fast_readers.get(type(a))
+    if reader is not None and type(b) is type(a) and (out is None or type(out) is type(a)):
+        A = reader(a)
+        B = reader(b) if A is not None else None
+        if B is not None and A[0] == B[0] and A[1] == B[1] and A[2] == B[2] and A[5] == B[4] \
+                and (not tf32 or A[2] == "f32"):
+            backend, device, dtype, a_data, m, k, a_s0, a_s1, _ = A
+            _, _, _, b_data, _, n, b_s0, b_s1, _ = B
+            C = None
+            if out is not None:
+                C = reader(out)
+                if C is None or C[0] != backend or C[1] != device:
+                    return _matmul_general(a, b, out, alpha, beta, variant, config, tf32)
+            want = "tf32" if tf32 else dtype
+            rung = (backend, variant, want)
+            if rung not in _rungs_checked:
+                _check_rung(variant, want, backend, _where((backend, device)))
+                _rungs_checked.add(rung)
+            alpha, beta = float(alpha), float(beta)
+            result = out
+            if C is None and beta == 0.0:
+                result = _fast_allocators[type(a)](a, m, n)
+                C = reader(result)
+            if C is not None and C[2] == "f32" and C[4] == m and C[5] == n and not C[8]:
+                layout_a, layout_b = _layout(m, k, a_s0, a_s1), _layout(k, n, b_s0, b_s1)
+                layout_c = _layout(m, n, C[6], C[7])
+                # (Empty operands take the general path, whose _span_bytes sees them as they are.)
+                if layout_a is not None and layout_b is not None and layout_c is not None and m and n and k:
+                    (trans_a, lda), (trans_b, ldb), (trans_c, ldc) = layout_a, layout_b, layout_c
+                    c_data, size = C[3], _ITEMSIZE[dtype]
+                    c_last = c_data + ((n - 1) * ldc + m if trans_c else (m - 1) * ldc + n) * 4
+                    # The inputs' [first, last) byte ranges must not meet C's.
+                    if (a_data < c_last and c_data < a_data + ((k - 1) * lda + m if trans_a else
+                                                              (m - 1) * lda + k) * size) \
+                            or (b_data < c_last and c_data < b_data + ((n - 1) * ldb + k if trans_b else
+                                                                       (k - 1) * ldb + n) * size):
+                        return _matmul_general(a, b, out, alpha, beta, variant, config, tf32)
+                    context = _contexts.by_place.get((backend, device))
+                    if context is None:
+                        context = _context(backend, device)
+                    stream = _torch_stream(device) if backend == "cuda" else 0
+                    if not trans_c:
+                        _core.gemm(context, stream, m, n, k,
+                                   (a_data, k if trans_a else m, m if trans_a else k, lda, trans_a),
+                                   (b_data, n if trans_b else k, k if trans_b else n, ldb, trans_b),
+                                   (c_data, m, n, ldc, False), dtype, want, alpha, beta, variant, config or "")
+                    else:
+                        # Column-major C: compute its row-major transpose, C^T = op(B)^T op(A)^T (n x m).
+                        _core.gemm(context, stream, n, m, k,
+                                   (b_data, n if trans_b else k, k if trans_b else n, ldb, not trans_b),
+                                   (a_data, k if trans_a else m, m if trans_a else k, lda, not trans_a),
+                                   (c_data, n, m, ldc, False), dtype, want, alpha, beta, variant, config or "")
+                    return result
+    return _matmul_general(a, b, out, alpha, beta, variant, config, tf32)
+
+
+def _matmul_general(a: Any, b: Any, out: Any, alpha: float, beta: float, variant: str, config: str | None,
+                    tf32: bool) -> Any:
+    """matmul for any arguments: every check, in order, with its message."""
     where_a, where_b = _place(a, "a"), _place(b, "b")
     if where_a != where_b:
         raise ValueError(f"a and b are on different devices ({_where(where_a)} and {_where(where_b)}): "

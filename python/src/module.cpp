@@ -6,6 +6,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
@@ -15,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -85,9 +87,11 @@ Backend backend_named(const std::string& name) {
   return *backend;
 }
 
-DType dtype_named(const std::string& name, const char* what) {
+DType dtype_named(std::string_view name, const char* what) {
   const std::optional<DType> dtype = parse_dtype(name);
-  if (!dtype) throw nb::value_error((std::string(what) + " '" + name + "' must be f32, tf32, bf16 or f16").c_str());
+  if (!dtype) {
+    throw nb::value_error((std::string(what) + " '" + std::string(name) + "' must be f32, tf32, bf16 or f16").c_str());
+  }
   return *dtype;
 }
 
@@ -126,9 +130,11 @@ Matrix matrix_of(const Operand& operand, DType dtype) {
 // 0: the legacy default stream). Returns the rung and configuration that ran.
 std::tuple<std::string, std::string> run_gemm(Context& context, std::uintptr_t stream, std::int64_t m,
                                               std::int64_t n, std::int64_t k, const Operand& a, const Operand& b,
-                                              const Operand& c, const std::string& dtype,
-                                              const std::string& compute, double alpha, double beta,
-                                              const std::string& variant, const std::string& config) {
+                                              const Operand& c, std::string_view dtype,
+                                              std::string_view compute, double alpha, double beta,
+                                              std::string_view variant, std::string_view config) {
+  // The strings arrive as views of the Python str objects (no copy per call); the options
+  // below copy the rung's name once, where the library needs it.
   GemmProblem problem;
   problem.m = m;
   problem.n = n;
@@ -143,11 +149,13 @@ std::tuple<std::string, std::string> run_gemm(Context& context, std::uintptr_t s
   // `compute` names the call's type as bench's --dtype does (f32, tf32, bf16, f16): its
   // arithmetic is that name's (bf16 and f16 inputs are multiplied exactly and summed in f32).
   const std::optional<Precision> precision = precision_for(dtype_named(compute, "compute"));
-  if (!precision) throw nb::value_error(("compute '" + compute + "' must be f32, tf32, bf16 or f16").c_str());
+  if (!precision) {
+    throw nb::value_error(("compute '" + std::string(compute) + "' must be f32, tf32, bf16 or f16").c_str());
+  }
   problem.compute = precision->compute;
   GemmOptions options;
-  options.variant = variant;
-  options.config = config;
+  options.variant.assign(variant);
+  options.config.assign(config);
   Variant chosen;
   Status status;
   {
@@ -328,6 +336,20 @@ int pointer_device(std::uintptr_t address) {
 #endif
 }
 
+// A host array's data address through the buffer protocol (NumPy: no __array_interface__
+// dict per call), or None where the object exports no buffer (then the package reads
+// __array_interface__).
+nb::object buffer_address(nb::handle array) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(array.ptr(), &view, PyBUF_STRIDES) != 0) {
+    PyErr_Clear();
+    return nb::none();
+  }
+  const auto address = reinterpret_cast<std::uintptr_t>(view.buf);
+  PyBuffer_Release(&view);
+  return nb::steal(PyLong_FromSize_t(address));
+}
+
 nb::dict build_record() {
   const BuildInfo b = build_info();
   return record({{"version", nb::cast(b.version)},
@@ -367,6 +389,7 @@ NB_MODULE(_core, m) {
   m.def("devices_json", &devices_json_text);
   m.def("device_measured_json", &device_measured_json_text, "device"_a);
   m.def("pointer_device", &pointer_device, "address"_a);
+  m.def("buffer_address", &buffer_address, "array"_a);
 
   nb::class_<HarnessArgs>(m, "HarnessArgs")
       .def(nb::init<>())
