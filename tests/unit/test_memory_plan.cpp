@@ -179,7 +179,9 @@ TEST(MemoryPlan, AutoCountsTheLargestWorkspaceItMayChoose) {
       automatic.output = precision->output;
       const std::uint64_t bound = workspace_bound(automatic, o, o.shapes[0]);
       for (const Variant& v : variants(backend))
-        if (v.precision() == *precision) EXPECT_GE(bound, workspace_bound(v, o, o.shapes[0])) << v.name;
+        if (v.precision() == *precision) {
+          EXPECT_GE(bound, workspace_bound(v, o, o.shapes[0])) << v.name;
+        }
     }
 }
 
