@@ -120,6 +120,10 @@ void bind(Variant& v, std::string_view config, const Options& o, const char* ker
   v.min_compute_capability = 90;
   v.arch_specific = "90a";
   v.arch_features = "TMA, wgmma, setmaxnreg and clusters";
+  v.can_implement = [types = v.can_implement, rung = v.name](const GemmProblem& p) {
+    GEMMLAB_TRY(types(p));
+    return require_32bit_extents(p, rung.c_str());
+  };
   v.config_name = std::string(config);
   v.configs = configurations(Split);
   v.prepare = [o](const GemmProblem& p, RunContext& context) { return prepare<E, Split>(p, o, context); };

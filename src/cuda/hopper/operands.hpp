@@ -31,6 +31,19 @@
 
 namespace gemmlab::cuda::hopper {
 
+// The Hopper kernels index rows and columns of C, and TMA addresses the operands, in 32-bit
+// coordinates, and they do not split a problem into sub-grids as the SIMT rungs do: m, n or k
+// within two tiles of 2^31 would wrap. Refused by name instead (a C that large does not fit a
+// GPU's memory anyway unless the other side is tiny).
+inline Status require_32bit_extents(const GemmProblem& p, const char* rung) {
+  constexpr std::int64_t kLimit = 2147483647LL - 2 * 256;
+  const RowMajorGemm g = canonicalize(p);
+  if (g.m <= kLimit && g.n <= kLimit && g.k <= kLimit) return Status::ok();
+  return {StatusCode::NotSupported, std::string(rung) + ": m, n and k must be at most " + std::to_string(kLimit) +
+                                        " (32-bit TMA coordinates; the problem is " + std::to_string(g.m) + " x " +
+                                        std::to_string(g.n) + " x " + std::to_string(g.k) + ")"};
+}
+
 // ---- tensor-map views ---------------------------------------------------------------------
 // A and B for the canonical (row-major C) problem: A m x k or stored k x m, B stored n x k
 // (K contiguous) or k x n.

@@ -209,7 +209,10 @@ Status prepare(const GemmProblem& p, RunContext& context) {
   return context.get<hopper::Workspace>().reserve(hopper::make_plan<Element>(canonicalize(p), /*split=*/false).bytes());
 }
 
-Status can_implement(const GemmProblem& p) { return require_precision(p, *precision_for(DType::BF16), kRung); }
+Status can_implement(const GemmProblem& p) {
+  GEMMLAB_TRY(require_precision(p, *precision_for(DType::BF16), kRung));
+  return hopper::require_32bit_extents(p, kRung);
+}
 
 Status kernel_info(const GemmProblem& p, KernelInfo& out) {
   const RowMajorGemm g = canonicalize(p);
