@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -44,6 +45,26 @@ TEST_P(MemLab, ExperimentRunsAndEveryRowArrivesIntact) {
     EXPECT_TRUE(r.passed) << r.mismatches << " words not intact; " << r.note;
     EXPECT_GT(r.time.median_ms, 0.0);
     EXPECT_GT(r.gbs, 0.0);
+  }
+  // transfer, both directions at once: each pair has a row for each direction, timed in the
+  // same repetitions from the pair's start, so each direction ends within the pair's time.
+  int pairs = 0;
+  for (const cuda::MemRow& both : report.rows) {
+    if (both.variant != "both_pinned") continue;
+    ++pairs;
+    for (const char* one_way : {"both_h2d_pinned", "both_d2h_pinned"}) {
+      SCOPED_TRACE(fmt::format("{} bytes={}", one_way, both.param));
+      const auto it = std::find_if(report.rows.begin(), report.rows.end(), [&](const cuda::MemRow& r) {
+        return r.variant == one_way && r.param == both.param;
+      });
+      ASSERT_NE(it, report.rows.end());
+      EXPECT_EQ(2 * it->bytes, both.bytes);
+      EXPECT_EQ(it->time.reps, both.time.reps);
+      EXPECT_LE(it->time.median_ms, both.time.median_ms);
+    }
+  }
+  if (GetParam() == "transfer") {
+    EXPECT_GT(pairs, 0);
   }
 }
 

@@ -3,6 +3,9 @@
 // pageable vs pinned: from pageable memory the driver first copies into a pinned staging
 // buffer; pinned memory is DMA'd directly. one large vs many small: every cudaMemcpy has a
 // fixed cost, so many small transfers ("group transfers", seed 001) waste the link.
+// both at once: PCIe is full duplex and each direction has its own copy engine, so an
+// upload and a download started together should each keep most of their one-way rate
+// (the out-of-core GEMM streams operands up while C comes down).
 // overlap: with the data split into chunks on several streams, the copy engines move one
 // chunk while the SMs compute on another, hiding the shorter of transfer and compute.
 #include <algorithm>
@@ -18,8 +21,10 @@ namespace gemmlab::cuda::mem {
 namespace {
 
 constexpr std::uint32_t kSeed = 0x7A45u;
+constexpr std::uint32_t kDownSeed = 0x7A46u;  // both_*: unlike the upload's pattern, so a crossed copy shows
 constexpr std::size_t kKiB = 1024, kMiB = 1024 * 1024;
 constexpr std::size_t kSizes[] = {4 * kKiB, 64 * kKiB, kMiB, 16 * kMiB, 256 * kMiB};
+constexpr std::size_t kBothSizes[] = {16 * kMiB, 256 * kMiB};
 constexpr std::size_t kChunkedTotal = 64 * kMiB;
 constexpr std::size_t kChunks[] = {64 * kMiB, 4 * kMiB, 256 * kKiB, 16 * kKiB};
 constexpr std::size_t kOverlapBytes = 128 * kMiB;
@@ -37,14 +42,14 @@ __global__ void __launch_bounds__(kThreads) bump(float* __restrict__ x, long lon
   x[i] = v;
 }
 
-void host_pattern(std::uint32_t* data, std::size_t words) {
-  for (std::size_t i = 0; i < words; ++i) data[i] = pattern_word(i, kSeed);
+void host_pattern(std::uint32_t* data, std::size_t words, std::uint32_t seed = kSeed) {
+  for (std::size_t i = 0; i < words; ++i) data[i] = pattern_word(i, seed);
 }
 
-long long host_mismatches(const std::uint32_t* data, std::size_t words) {
+long long host_mismatches(const std::uint32_t* data, std::size_t words, std::uint32_t seed = kSeed) {
   long long bad = 0;
   for (std::size_t i = 0; i < words; ++i)
-    if (data[i] != pattern_word(i, kSeed)) ++bad;
+    if (data[i] != pattern_word(i, seed)) ++bad;
   return bad;
 }
 
@@ -89,6 +94,101 @@ Status sizes(MemContext& ctx, std::vector<MemRow>& rows, std::uint32_t* pageable
       GEMMLAB_TRY(time_row(ctx, row, op));
       rows.push_back(row);
     }
+  return Status::ok();
+}
+
+// Median, fastest and slowest of per-repetition times (at least one), as EventTimer reports them.
+Timing timing_of(std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  const std::size_t n = ms.size();
+  return {static_cast<int>(n), 0.5 * (ms[(n - 1) / 2] + ms[n / 2]), ms.front(), ms.back()};
+}
+
+// An upload from `pinned` and a download from `dev` of the same size, started together on
+// two streams (one copy engine each). The both_pinned row times the pair to the later
+// end, bytes up + down; each direction's row times its own copy from the common start to
+// its end, in the same repetitions: that direction's rate while the other runs.
+Status both_ways(MemContext& ctx, std::vector<MemRow>& rows, const PinnedMemory& pinned, const DeviceMemory& dev) {
+  const std::size_t max_bytes = kBothSizes[std::size(kBothSizes) - 1];
+  DeviceMemory up;    // the upload's destination
+  PinnedMemory down;  // the download's destination
+  GEMMLAB_TRY(DeviceMemory::allocate(max_bytes, up));
+  GEMMLAB_TRY(PinnedMemory::allocate(max_bytes, down));
+  host_pattern(pinned.as<std::uint32_t>(), max_bytes / 4);
+  GEMMLAB_TRY(fill(dev.data(), static_cast<long long>(max_bytes / 4), PatternWords{kDownSeed}, ctx.stream));
+  StreamOwner up_stream, down_stream;
+  GEMMLAB_TRY(make_stream(up_stream));
+  GEMMLAB_TRY(make_stream(down_stream));
+  // Events for every call of the work: the timer runs the warm-ups and all repetitions
+  // before the per-direction times can be read.
+  struct Marks {
+    EventOwner start, up_done, down_done;
+  };
+  std::vector<Marks> marks(static_cast<std::size_t>(std::max(0, ctx.timing.warmup) + std::max(1, ctx.timing.reps)));
+  for (Marks& m : marks) {
+    GEMMLAB_TRY(make_event(m.start));
+    GEMMLAB_TRY(make_event(m.up_done));
+    GEMMLAB_TRY(make_event(m.down_done));
+  }
+  for (std::size_t bytes : kBothSizes) {
+    std::size_t calls = 0;
+    // The second copy is enqueued a few us after the first starts: small beside 16 MiB.
+    const auto op = [&]() -> Status {
+      if (calls == marks.size())
+        return {StatusCode::InternalError, "transfer: more repetitions than events for the both_* rows"};
+      const Marks& m = marks[calls++];
+      CUDA_CHECK(cudaEventRecord(m.start.get(), ctx.stream));
+      CUDA_CHECK(cudaStreamWaitEvent(up_stream.get(), m.start.get(), 0));
+      CUDA_CHECK(cudaStreamWaitEvent(down_stream.get(), m.start.get(), 0));
+      CUDA_CHECK(cudaMemcpyAsync(up.data(), pinned.data(), bytes, cudaMemcpyHostToDevice, up_stream.get()));
+      CUDA_CHECK(cudaMemcpyAsync(down.data(), dev.data(), bytes, cudaMemcpyDeviceToHost, down_stream.get()));
+      CUDA_CHECK(cudaEventRecord(m.up_done.get(), up_stream.get()));
+      CUDA_CHECK(cudaEventRecord(m.down_done.get(), down_stream.get()));
+      CUDA_CHECK(cudaStreamWaitEvent(ctx.stream, m.up_done.get(), 0));
+      CUDA_CHECK(cudaStreamWaitEvent(ctx.stream, m.down_done.get(), 0));
+      return Status::ok();
+    };
+    const std::string during = " while the same size goes the other way (started together, two streams); "
+                               "from the common start to this copy's end";
+    MemRow h2d = make_row("both_h2d_pinned", "bytes", bytes, static_cast<double>(bytes), "host to device" + during);
+    MemRow d2h = make_row("both_d2h_pinned", "bytes", bytes, static_cast<double>(bytes), "device to host" + during);
+    MemRow both = make_row("both_pinned", "bytes", bytes, 2.0 * bytes,
+                           "host to device and device to host at once, two streams; bytes up + down");
+    CUDA_CHECK(cudaMemsetAsync(up.data(), 0xFF, bytes, ctx.stream));
+    CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+    std::memset(down.data(), 0xFF, bytes);
+    GEMMLAB_TRY(op());
+    long long bad_up = 0;  // counting synchronises ctx.stream, which waited for both copies
+    GEMMLAB_TRY(
+        ctx.checker.count(up.data(), static_cast<long long>(bytes / 4), SameAsPattern{kSeed}, ctx.stream, bad_up));
+    const long long bad_down = host_mismatches(down.as<std::uint32_t>(), bytes / 4, kDownSeed);
+    record_check(h2d, bad_up);
+    record_check(d2h, bad_down);
+    record_check(both, bad_up + bad_down);
+    calls = 0;
+    GEMMLAB_TRY(time_row(ctx, both, op));
+    // The timed repetitions are the last calls (warm-ups first); all have completed.
+    std::vector<double> up_ms, down_ms;
+    for (std::size_t c = calls - static_cast<std::size_t>(both.time.reps); c < calls; ++c) {
+      float ms = 0;
+      CUDA_CHECK(cudaEventElapsedTime(&ms, marks[c].start.get(), marks[c].up_done.get()));
+      up_ms.push_back(ms);
+      CUDA_CHECK(cudaEventElapsedTime(&ms, marks[c].start.get(), marks[c].down_done.get()));
+      down_ms.push_back(ms);
+    }
+    const auto finish = [&](MemRow& row, const std::vector<double>& ms) {  // the figures time_row fills
+      row.time = timing_of(ms);
+      row.gbs = row.time.median_ms > 0 ? row.bytes / (row.time.median_ms * 1e-3) * 1e-9 : 0;
+      row.ratio_to_copy = ctx.copy_ceiling_gbs > 0 ? row.gbs / ctx.copy_ceiling_gbs : 0;
+      row.pct_of_theoretical =
+          ctx.facts.theoretical_bandwidth_gbs > 0 ? 100.0 * row.gbs / ctx.facts.theoretical_bandwidth_gbs : 0;
+    };
+    finish(h2d, up_ms);
+    finish(d2h, down_ms);
+    rows.push_back(h2d);
+    rows.push_back(d2h);
+    rows.push_back(both);
+  }
   return Status::ok();
 }
 
@@ -201,7 +301,8 @@ Status overlap(MemContext& ctx, std::vector<MemRow>& rows) {
 }
 
 Status run(MemContext& ctx, std::vector<MemRow>& rows) {
-  const std::size_t max_bytes = std::max(kSizes[std::size(kSizes) - 1], kChunkedTotal);
+  const std::size_t max_bytes =
+      std::max({kSizes[std::size(kSizes) - 1], kBothSizes[std::size(kBothSizes) - 1], kChunkedTotal});
   std::vector<std::uint32_t> pageable(max_bytes / 4);
   PinnedMemory pinned;
   DeviceMemory dev;
@@ -210,6 +311,7 @@ Status run(MemContext& ctx, std::vector<MemRow>& rows) {
   host_pattern(pageable.data(), pageable.size());
   std::memcpy(pinned.data(), pageable.data(), max_bytes);
   GEMMLAB_TRY(sizes(ctx, rows, pageable.data(), pinned, dev));
+  GEMMLAB_TRY(both_ways(ctx, rows, pinned, dev));
   GEMMLAB_TRY(chunked(ctx, rows, pinned, dev));
   return overlap(ctx, rows);
 }
@@ -217,9 +319,12 @@ Status run(MemContext& ctx, std::vector<MemRow>& rows) {
 }  // namespace
 
 Experiment transfer_experiment() {
-  return {"transfer", "host <-> device: pageable vs pinned by size, one large vs many small, overlap with streams",
-          "pinned memory skips a staging copy; per-call overhead dominates small transfers; chunks on "
-          "several streams overlap copies with compute (seed 001: group transfers, minimise them)",
+  return {"transfer",
+          "host <-> device: pageable vs pinned by size, both directions at once, one large vs many small, overlap "
+          "with streams",
+          "pinned memory skips a staging copy; the link is full duplex, so a copy each way at once keeps most of "
+          "each one's rate; per-call overhead dominates small transfers; chunks on several streams overlap "
+          "copies with compute (seed 001: group transfers, minimise them)",
           run};
 }
 
