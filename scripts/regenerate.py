@@ -5,12 +5,15 @@
 
 For each results/<machine>/*.json (all of results/ when no folder is named):
   bench JSON    -> NAME.png beside it (scripts/plot.py: rate per rung and size)
+  out-of-core   -> NAME.png beside it (scripts/out_of_core.py: a "bench --out-of-core" run's
+                   rungs on host operands against in core, cublasXt and the model's bound)
   mem.json      -> mem-EXPERIMENT.png, one per experiment (scripts/memlab.py plots)
   device.json   -> device.png (the measured ceilings)
   explain.json  -> explain.png (each rung against its roofline and the seeds' bound)
 Then README.md and docs/*.md: the text between
   <!-- table:h100/ladder [sizes=4096,8192] -->   and   <!-- /table:h100/ladder -->
-is replaced with the table of results/h100/ladder.json, and between
+is replaced with the table of results/h100/ladder.json (scripts/out_of_core.py's table when
+that run is a `bench --out-of-core` one), and between
   <!-- table:h100/mem:NAME -->   and   <!-- /table:h100/mem:NAME -->
 with the memory lab's table NAME (scripts/memlab.py TABLES) from results/h100/. Numbers in
 those tables are never typed by hand. Needs matplotlib for the plots (it re-runs itself
@@ -28,6 +31,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
 import memlab  # noqa: E402
+import out_of_core  # noqa: E402
 import plot  # noqa: E402
 
 MARKER = re.compile(r"<!-- table:(?P<key>[\w./-]+(?::\w+)?)(?P<opts>[^>]*?) -->\n.*?<!-- /table:(?P=key) -->", re.S)
@@ -107,6 +111,8 @@ def plots(directory):
         base = os.path.splitext(path)[0]
         if command == "bench":
             plot.plot_bench([path], base + ".png")
+        elif command == out_of_core.COMMAND:
+            out_of_core.plot(path, base + ".png")
         elif command == "mem":
             memlab.cmd_plots(argparse.Namespace(dir=directory, out=directory))
         elif command == "device":
@@ -132,9 +138,13 @@ def table_for(key, opts, doc_path):
     path = os.path.join(ROOT, "results", key + ".json")
     if not os.path.exists(path):
         sys.exit(f"{doc_path}: table {key!r} names {path}, which does not exist")
+    link = relative(f"results/{key}.json")
+    with open(path) as f:
+        if json.load(f).get("command") == out_of_core.COMMAND:
+            return out_of_core.markdown_table(path, link_to=link)
     sizes = re.search(r"sizes=([\d,]+)", opts)
     return plot.markdown_table(path, plot.parse_sizes(sizes.group(1)) if sizes else None,
-                               link_to=relative(f"results/{key}.json")).replace(os.path.join(ROOT, ""), "")
+                               link_to=link).replace(os.path.join(ROOT, ""), "")
 
 
 def tables(doc_paths):
