@@ -12,6 +12,7 @@
 #include "core/executor.hpp"
 #include "core/verify.hpp"
 #include "gemmlab/problem.hpp"
+#include "gemmlab/out_of_core.hpp"
 #include "gemmlab/variant.hpp"
 
 namespace gemmlab::bench {
@@ -100,6 +101,24 @@ inline constexpr double kMinThreadSpeedup = 1.1;
 // itself runs on one thread).
 inline constexpr double kMinThreadedTwinMs = 1.0;
 
+// What an out-of-core job's record adds (bench/out_of_core.hpp): how its operands reached
+// the device and what the model says the time is bound by.
+struct OutOfCoreFigures {
+  std::string mode;  // "out_of_core" (gemmlab's schedule), "cublasxt" or "in_core" (device operands)
+  OutOfCorePlan plan;  // out_of_core: the schedule that ran, its model at the measured rates
+  int block_dim = 0;   // cublasxt: its blockDim
+  bool default_block_dim = false;  // cublasxt: the blockDim a fresh handle has
+  std::uint64_t device_memory_limit = 0;  // out_of_core: the limit it was planned under
+  // out_of_core: the in-core rung's rate on one of the plan's blocks (device operands), the
+  // model's compute rate.
+  double block_flops_per_second = 0;
+  // max(compute at the in-core rate, each direction's bytes over its measured bandwidth), ms.
+  double bound_ms = 0;
+  // Of the time copies and compute would take one after the other, the share hidden: 1 when the
+  // run took only the longest of them, 0 when it took their sum.
+  double overlap = 0;
+};
+
 struct Record {
   std::string backend, variant, technique, config;
   std::string config_name;  // the named configuration that ran (Variant::config_name); empty: one form
@@ -128,6 +147,7 @@ struct Record {
   std::string anchor_variant;           // which anchor the ratio is against
   std::optional<double> ratio_to_anchor;  // anchor time / this time: > 1 is faster
   Traffic model;
+  std::optional<OutOfCoreFigures> out_of_core;  // records of the out-of-core job only
 
   bool failed() const { return status == "error" || (verified && !verification.passed); }
 };

@@ -12,6 +12,7 @@
 #include "cuda/runtime/device.hpp"
 #include "gemmlab/gemm.hpp"
 #include "gemmlab/registry.hpp"
+#include "library/workspace.hpp"
 
 namespace gemmlab::bench {
 namespace {
@@ -272,15 +273,8 @@ std::uint64_t workspace_bound(const Variant& v, const Options& o, const Shape& s
     }
     return bytes;
   }
-  if (!v.prepare) return 0;
-  // op(A) (m x k) and op(B) (n x k) copied K-major or padded, each side padded by up to a
-  // tile of 64 and held in 4-byte elements (a staged layout's unit, whatever the input type);
-  // a split rung (f32 data on the tensor cores: 3xTF32) keeps a big and a small part of each.
-  constexpr std::uint64_t kTilePadding = 64;
-  const bool split = v.tensor_cores && v.input == DType::F32 && v.compute == DType::F32;
-  const std::uint64_t k = add(u64(s.k), kTilePadding);
-  const std::uint64_t elements = mul(add(add(u64(s.m), kTilePadding), add(u64(s.n), kTilePadding)), k);
-  return mul(mul(elements, sizeof(float)), split ? 2 : 1);
+  // op(A) (m x k) and op(B) (n x k) as the rung's prepare() copies them.
+  return gemmlab::workspace_bound(v, s.m, s.n, s.k);
 }
 
 MemoryPlan plan_shape(const Options& o, const Shape& shape, const std::vector<Variant>& selected,

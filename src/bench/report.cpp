@@ -83,6 +83,27 @@ nlohmann::json memory_json(const MemoryCheck& check) {
   return out;
 }
 
+// The out-of-core job's plans and models, one line each, under the table.
+std::string out_of_core_notes(const std::vector<Record>& records, const RunContext& context) {
+  std::string out;
+  for (const Record& r : records) {
+    if (!r.out_of_core || r.out_of_core->mode != "out_of_core" || !r.timed) continue;
+    const OutOfCorePlan& p = r.out_of_core->plan;
+    out += fmt::format("  {} {}x{}x{}: {}; moved {:.1f} GB up, {:.1f} GB down; bound {:.1f} ms (compute {:.1f}, up "
+                       "{:.1f}, down {:.1f}), measured {:.1f} ms = {:.2f}x the bound, overlap {:.0f}%\n",
+                       r.variant, r.m, r.n, r.k, p.describe(), p.h2d_bytes * 1e-9, p.d2h_bytes * 1e-9,
+                       r.out_of_core->bound_ms, p.compute_seconds * 1e3, p.h2d_seconds * 1e3, p.d2h_seconds * 1e3,
+                       r.timing.median_ms, r.timing.median_ms / r.out_of_core->bound_ms, 100 * r.out_of_core->overlap);
+  }
+  if (out.empty()) return out;
+  std::string link;
+  if (context.host_link)
+    link = fmt::format(" (host link: {:.1f} GB/s up, {:.1f} down alone; {:.1f} and {:.1f} both at once)",
+                       context.host_link->h2d * 1e-9, context.host_link->d2h * 1e-9, context.host_link->h2d_both * 1e-9,
+                       context.host_link->d2h_both * 1e-9);
+  return "\nout-of-core schedules" + link + ":\n" + out;
+}
+
 }  // namespace
 
 std::string format_table(const std::vector<Record>& records, const RunContext& context) {
@@ -120,6 +141,7 @@ std::string format_table(const std::vector<Record>& records, const RunContext& c
       warnings += fmt::format("  {} {}x{}x{}: {}\n", r.variant, r.m, r.n, r.k, w);
   if (!warnings.empty()) out += "\nwarnings (measurements not to be taken at their word):\n" + warnings;
   out += sampled_notes(records);
+  out += out_of_core_notes(records, context);
   return out;
 }
 
@@ -153,6 +175,47 @@ std::string format_csv(const std::vector<Record>& records) {
   }
   return out;
 }
+
+namespace {
+
+nlohmann::json out_of_core_json(const OutOfCoreFigures& f) {
+  nlohmann::json j = {{"mode", f.mode}};
+  if (f.mode == "cublasxt") {
+    j["block_dim"] = f.block_dim;
+    j["default_block_dim"] = f.default_block_dim;
+  }
+  if (f.mode == "out_of_core") {
+    const OutOfCorePlan& p = f.plan;
+    j["device_memory_limit"] = f.device_memory_limit;
+    j["plan"] = {{"tile_m", p.tile_m},
+                 {"tile_n", p.tile_n},
+                 {"tile_k", p.tile_k},
+                 {"tiles_m", p.tiles_m},
+                 {"tiles_n", p.tiles_n},
+                 {"blocks_k", p.blocks_k},
+                 {"a_resident", p.a_resident},
+                 {"device_bytes", p.device_bytes},
+                 {"workspace_bytes", p.workspace_bytes},
+                 {"in_core_variant", p.variant},
+                 {"in_core_config", p.config}};
+    j["model"] = {{"h2d_bytes", p.h2d_bytes},
+                  {"d2h_bytes", p.d2h_bytes},
+                  {"block_flops_per_second", f.block_flops_per_second},
+                  {"planned_flops_per_second", p.rates.flops_per_second},
+                  {"h2d_bytes_per_second", p.rates.h2d_bytes_per_second},
+                  {"d2h_bytes_per_second", p.rates.d2h_bytes_per_second},
+                  {"compute_ms", p.compute_seconds * 1e3},
+                  {"h2d_ms", p.h2d_seconds * 1e3},
+                  {"d2h_ms", p.d2h_seconds * 1e3},
+                  {"fill_ms", p.fill_seconds * 1e3},
+                  {"model_ms", p.model_seconds * 1e3},
+                  {"bound_ms", f.bound_ms}};
+    j["overlap"] = f.overlap;
+  }
+  return j;
+}
+
+}  // namespace
 
 nlohmann::json to_json(const std::vector<Record>& records, const RunContext& context) {
   using nlohmann::json;
@@ -199,6 +262,12 @@ nlohmann::json to_json(const std::vector<Record>& records, const RunContext& con
   }
   doc["settings"] = std::move(settings);
   if (context.memory) doc["memory"] = memory_json(*context.memory);
+  if (context.host_link)
+    doc["host_link"] = {{"bytes", context.host_link->bytes},
+                        {"h2d_bytes_per_second", context.host_link->h2d},
+                        {"d2h_bytes_per_second", context.host_link->d2h},
+                        {"both_h2d_bytes_per_second", context.host_link->h2d_both},
+                        {"both_d2h_bytes_per_second", context.host_link->d2h_both}};
   json results = json::array();
   for (const Record& r : records) {
     json item = {
@@ -239,6 +308,7 @@ nlohmann::json to_json(const std::vector<Record>& records, const RunContext& con
       item["noisy"] = r.noisy;
     }
     if (!r.warnings.empty()) item["warnings"] = r.warnings;
+    if (r.out_of_core) item["out_of_core"] = out_of_core_json(*r.out_of_core);
     if (r.profiled) item["profiled"] = true;
     if (r.ratio_to_anchor) {
       item["anchor_variant"] = r.anchor_variant;

@@ -10,6 +10,7 @@
 
 #include "bench/harness.hpp"
 #include "bench/memory_plan.hpp"
+#include "bench/out_of_core.hpp"
 
 namespace gemmlab::bench {
 
@@ -22,7 +23,8 @@ namespace gemmlab::bench {
 // time_ms.samples.
 // Within 3, added: settings.device_memory_limit where given; "memory" (what each shape was
 // planned to need and what was available); verification.mode ("full" or "sampled") with
-// verification.samples and verification.note for a sampled check.
+// verification.samples and verification.note for a sampled check; for the out-of-core job
+// ("command": "bench --out-of-core"), "host_link" and each result's "out_of_core".
 inline constexpr int kSchemaVersion = 3;
 
 struct RunContext {
@@ -35,6 +37,7 @@ struct RunContext {
   std::string host;          // the machine's name
   bool samples = false;      // every repetition's time in the JSON
   std::optional<MemoryCheck> memory;  // the plan the run was checked against
+  std::optional<HostLink> host_link;  // the out-of-core job's measured host link
 };
 
 // Now, as ISO 8601 UTC (2025-01-31T12:00:00Z).

@@ -10,6 +10,7 @@
 #include "bench/explain.hpp"
 #include "bench/harness.hpp"
 #include "bench/lab_report.hpp"
+#include "bench/out_of_core.hpp"
 #include "bench/report.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
@@ -179,6 +180,15 @@ void add_selection_options(CLI::App& c, SelectionArgs& a, bool timing_options) {
                    "Run each selected rung once, untimed and unverified, inside NVTX ranges, for nsys or ncu");
     for (CLI::Option* timing : {reps, warmup, min_time, max_time, max_spread, interleave, flush, samples, explain})
       profile->excludes(timing);
+    CLI::Option* out_of_core = c.add_flag(
+        "--out-of-core", a.out_of_core,
+        "Operands in host memory, streamed through the GPU in tiles (--variants: the in-core rungs of the tiles; "
+        "--device-memory-limit also takes a share of the problem, e.g. 25%), beside cublasXt and the in-core rung");
+    CLI::Option* xt = text("--xt-block-dims", a.xt_block_dims,
+                           "With --out-of-core and f32: cublasXt blockDims to time, 0 for its default (default "
+                           "0,2048,4096,8192,16384)");
+    xt->needs(out_of_core);
+    for (CLI::Option* other : {profile, explain, interleave}) out_of_core->excludes(other);
   }
 }
 
@@ -234,6 +244,84 @@ std::string shapes_text(const std::vector<bench::Shape>& shapes) {
   return text;
 }
 
+namespace {
+
+// bench --out-of-core: its own job (bench/out_of_core.hpp), reported as bench reports.
+int run_out_of_core_bench(const SelectionArgs& args, bench::Options& o, Backend backend,
+                          std::optional<double> device_memory_share, bool seed_given) {
+  if (backend != Backend::Cuda)
+    throw UsageError{"--out-of-core streams host operands through a GPU: it needs --backend cuda"};
+  bench::OutOfCoreJob job;
+  job.device_memory_share = device_memory_share;
+  if (args.variants) job.in_core = o.variants;
+  o.variants.clear();
+  if (args.xt_block_dims) {
+    if (o.dtype != DType::F32)
+      throw UsageError{fmt::format("--xt-block-dims: cublasXt has float32 GEMM only, not {}", to_string(o.dtype))};
+    job.xt_block_dims.clear();
+    for (const std::string& dim : parse_names(*args.xt_block_dims, "--xt-block-dims")) {
+      const double value = parse_scalar("--xt-block-dims", dim);
+      if (!(value >= 0 && value <= 65536 && value == std::floor(value)))
+        throw UsageError{fmt::format("--xt-block-dims '{}': a blockDim is a whole number from 0 (the default) to 65536", dim)};
+      job.xt_block_dims.push_back(static_cast<int>(value));
+    }
+  }
+  if (!o.config.empty() && job.in_core.empty())
+    throw UsageError{"--config names a configuration of the rungs in --variants: name them"};
+  std::unique_ptr<Executor> executor;
+  if (Status s = make_cuda_executor(executor, args.device.value_or(0)); !s) {
+    fmt::print(stderr, "gemmlab: --backend cuda: {}\n", device_error_text(s, args.device));
+    return s.code() == StatusCode::InvalidValue ? kExitUsage : kExitFailure;
+  }
+  for (const std::string& name : job.in_core)
+    if (name != kAutoVariant && !find_variant(Backend::Cuda, name))
+      throw UsageError{fmt::format("--variants: no cuda variant named '{}' (gemmlab list shows them)", name)};
+  if (args.dry_run) {
+    std::string rungs;
+    for (const std::string& r : job.in_core.empty() ? bench::default_in_core_rungs(o.dtype) : job.in_core)
+      rungs += (rungs.empty() ? "" : ", ") + r;
+    fmt::print("gemmlab bench --out-of-core would run on cuda: {} {}{} {}: {} on {}\n", to_string(o.dtype),
+               to_string(o.op_a), to_string(o.op_b), to_string(o.layout), rungs, shapes_text(o.shapes));
+    for (const bench::Shape& s : o.shapes)
+      fmt::print("  {}x{}x{} needs {} of page-locked host memory\n", s.m, s.n, s.k,
+                 bench::format_bytes(bench::out_of_core_host_bytes(o, s)));
+    return kExitOk;
+  }
+  OutputFile out;
+  if (!out.open_or_report(args.output)) return kExitFailure;
+  print_seed_line(o.seed, args.command_line, seed_given);
+  const std::string started = bench::utc_now();
+  std::vector<bench::Record> records;
+  bench::HostLink link;
+  if (Status s = bench::run_out_of_core(o, job, *executor, records, link); !s) {
+    fmt::print(stderr, "gemmlab: {}\n", s.code() == StatusCode::AllocFailed ? s.message() : s.describe());
+    return s.code() == StatusCode::InvalidValue ? kExitUsage : kExitFailure;
+  }
+  bench::RunContext context;
+  context.command = "bench --out-of-core";
+  context.backend = "cuda";
+  context.device = executor->describe();
+  context.options = o;
+  context.command_line = args.command_line;
+  context.date = started;
+  context.host = host_info().hostname;
+  context.samples = args.samples;
+  context.host_link = link;
+  if (args.format == "json") fmt::print(out.stream(), "{}\n", bench::to_json(records, context).dump(2));
+  else if (args.format == "csv") fmt::print(out.stream(), "{}", bench::format_csv(records));
+  else fmt::print(out.stream(), "{}", bench::format_table(records, context));
+  if (!out.commit_or_report()) return kExitFailure;
+  int failures = 0;
+  for (const bench::Record& r : records) failures += r.failed() ? 1 : 0;
+  if (failures > 0) {
+    fmt::print(stderr, "gemmlab: {} of {} runs failed (seed {})\n", failures, records.size(), o.seed);
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
 int run_bench(const SelectionArgs& args, bool verify_only) {
   const Backend backend = pick_backend(args.backend, args.device);
   check_device_applies(args.device, backend);
@@ -278,7 +366,22 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
   if (args.interleave != "auto") o.interleave = args.interleave == "on";
   if (args.l2_flush) o.flush = *parse_cache_flush(*args.l2_flush);  // CLI11 checked the name
   check_flush_applies(args, backend);
-  apply_device_memory_limit(args.device_memory_limit, backend, o);
+  std::optional<double> device_memory_share;  // --device-memory-limit 25% (out-of-core)
+  if (args.device_memory_limit && args.device_memory_limit->ends_with('%')) {
+    if (!args.out_of_core)
+      throw UsageError{fmt::format("--device-memory-limit {}: a share of the problem applies to --out-of-core; give "
+                                   "bytes (8G, 512M)",
+                                   *args.device_memory_limit)};
+    const std::string number = args.device_memory_limit->substr(0, args.device_memory_limit->size() - 1);
+    const double percent = parse_scalar("--device-memory-limit", number);
+    if (!(percent > 0 && percent <= 100))
+      throw UsageError{fmt::format("--device-memory-limit {}: the share must be above 0% and at most 100%",
+                                   *args.device_memory_limit)};
+    device_memory_share = percent / 100;
+  } else {
+    apply_device_memory_limit(args.device_memory_limit, backend, o);
+  }
+  if (args.out_of_core) return run_out_of_core_bench(args, o, backend, device_memory_share, seed_given);
   if (args.samples && args.format != "json")
     throw UsageError{fmt::format("--samples: the samples are written to the JSON report; add --format json "
                                  "(not {})", args.format)};

@@ -49,6 +49,10 @@ struct SelectionArgs {
   bool profile = false;   // each rung once, untimed, for a profiler
   bool progress = false;  // progress lines on stderr even when it is not a terminal
   bool dry_run = false;   // check the command line and say what would run, then stop
+  // bench --out-of-core: host operands streamed through the GPU (bench/out_of_core.hpp), with
+  // --variants naming the in-core rungs and --xt-block-dims cublasXt's blockDims.
+  bool out_of_core = false;
+  std::optional<std::string> xt_block_dims;
 };
 
 // gemmlab explain VARIANT.

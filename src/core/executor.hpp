@@ -66,6 +66,10 @@ class Executor {
   virtual std::vector<std::pair<std::string, std::string>> describe() const = 0;
 
   virtual Status allocate(std::size_t bytes, std::unique_ptr<Buffer>& out) = 0;
+  // Host memory for operands a GPU reads from the host (the out-of-core job): page-locked on
+  // a GPU, so copies run at the link's rate and overlap computation; the CPU's own memory on a
+  // CPU. AllocFailed names the bytes when the system refuses.
+  virtual Status allocate_host(std::size_t bytes, std::unique_ptr<Buffer>& out) = 0;
   virtual Status upload(void* dst, const void* src, std::size_t bytes) = 0;
   virtual Status download(void* dst, const void* src, std::size_t bytes) = 0;
   // Copies within the executor's own memory (device to device on a GPU).
@@ -81,6 +85,10 @@ class Executor {
   virtual Status reference(const GemmProblem& host_problem, ReferenceResult& out) = 0;
   // Runs `work` once between two timestamps and stores the elapsed milliseconds.
   virtual Status time_once(const std::function<Status()>& work, double& milliseconds) = 0;
+  // The same for work that waits for its own completion (the out-of-core GEMM, cublasXt: they
+  // synchronise their streams before returning), which time_once's gate would hold back: the
+  // host's clock from an idle device to the work's return.
+  virtual Status time_blocking(const std::function<Status()>& work, double& milliseconds) = 0;
 
   // A named range for profilers (NVTX on the GPU, so nsys and ncu show gemmlab's phases);
   // nothing on the CPU. Ranges nest; every begin_range has its end_range.

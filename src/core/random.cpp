@@ -16,10 +16,11 @@ std::uint64_t mix(std::uint64_t x) {
 }
 
 template <class T>
-void fill(std::span<T> out, std::uint64_t seed, std::uint64_t stream, Distribution distribution) {
+void fill(std::span<T> out, std::uint64_t seed, std::uint64_t stream, Distribution distribution,
+          std::uint64_t first = 0) {
   const std::uint64_t key = mix(seed ^ mix(stream + 0x5851F42D4C957F2Dull));
   for (std::size_t i = 0; i < out.size(); ++i) {
-    const std::uint64_t bits = mix(key + i);
+    const std::uint64_t bits = mix(key + first + i);
     if (distribution == Distribution::Integer) {
       out[i] = static_cast<T>(static_cast<int>(bits % 9) - 4);
     } else {
@@ -39,6 +40,11 @@ void fill_random(std::span<float> out, std::uint64_t seed, std::uint64_t stream,
 void fill_random(std::span<double> out, std::uint64_t seed, std::uint64_t stream,
                  Distribution distribution) {
   fill(out, seed, stream, distribution);
+}
+
+void fill_random_at(std::span<float> out, std::uint64_t seed, std::uint64_t stream, std::uint64_t first,
+                    Distribution distribution) {
+  fill(out, seed, stream, distribution, first);
 }
 
 std::uint64_t fresh_seed() {

@@ -18,6 +18,11 @@ void fill_random(std::span<float> out, std::uint64_t seed, std::uint64_t stream,
 void fill_random(std::span<double> out, std::uint64_t seed, std::uint64_t stream,
                  Distribution distribution = Distribution::Uniform);
 
+// Elements first .. first + out.size() - 1 of the same sequence fill_random() draws: a large
+// matrix filled in pieces, on several threads, holds exactly the values drawn whole.
+void fill_random_at(std::span<float> out, std::uint64_t seed, std::uint64_t stream, std::uint64_t first,
+                    Distribution distribution = Distribution::Uniform);
+
 // A fresh seed from the clock and the address space, for runs that were not given one.
 std::uint64_t fresh_seed();
 

@@ -60,6 +60,7 @@ class CpuExecutor final : public Executor {
     out = std::make_unique<HostBuffer>(p, bytes);
     return Status::ok();
   }
+  Status allocate_host(std::size_t bytes, std::unique_ptr<Buffer>& out) override { return allocate(bytes, out); }
   Status upload(void* dst, const void* src, std::size_t bytes) override {
     std::memcpy(dst, src, bytes);
     return Status::ok();
@@ -85,6 +86,9 @@ class CpuExecutor final : public Executor {
     const auto stop = std::chrono::steady_clock::now();
     milliseconds = std::chrono::duration<double, std::milli>(stop - start).count();
     return status;
+  }
+  Status time_blocking(const std::function<Status()>& work, double& milliseconds) override {
+    return time_once(work, milliseconds);
   }
 
  private:

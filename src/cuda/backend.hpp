@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "gemmlab/out_of_core.hpp"
 #include "gemmlab/variant.hpp"
 
 namespace gemmlab::cuda {
@@ -18,5 +19,28 @@ Status make_current(int ordinal);
 int device_sm_count();
 // C <- beta * C on the device, on `stream`, without reading A or B (k = 0 or alpha = 0).
 Status scale_c(const GemmProblem& problem, Stream stream);
+// The out-of-core schedule `plan` (host operands, gemmlab/out_of_core.hpp), its block products
+// by `variant` on the context's stream; returns once C is in host memory.
+Status run_out_of_core(const GemmProblem& problem, const Variant& variant, const OutOfCorePlan& plan,
+                       RunContext& context);
+// Bytes of the out-of-core buffers `context` holds from earlier calls (reused by the next).
+std::uint64_t out_of_core_buffer_bytes(RunContext& context);
+void release_out_of_core_buffers(RunContext& context);
+// cublasXtSgemm on host operands over `devices` with blockDim `block_dim` (0: its default),
+// blocking until C is in host memory; NotSupported for other types (cublasXt has no bf16).
+Status cublasxt_sgemm(const GemmProblem& problem, const std::vector<int>& devices, int block_dim,
+                      RunContext& context);
+// The blockDim a fresh cublasXt handle has.
+Status cublasxt_default_block_dim(RunContext& context, const std::vector<int>& devices, int& out);
+// The host link's bandwidth in bytes per second, pinned memory, medians of `reps` copies of
+// `bytes`: each direction alone, and each while the other runs.
+struct HostLinkRates {
+  std::size_t bytes = 0;
+  double h2d = 0, d2h = 0;
+  double h2d_both = 0, d2h_both = 0;
+};
+Status measure_host_link(std::size_t bytes, int reps, HostLinkRates& out);
+// Whether `pointer` is device memory (cudaPointerGetAttributes).
+Status is_device_pointer(const void* pointer, bool& out);
 
 }  // namespace gemmlab::cuda

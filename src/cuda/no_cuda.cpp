@@ -19,6 +19,24 @@ Status make_current(int) { return {StatusCode::NotSupported, "this build of gemm
 Status scale_c(const GemmProblem&, Stream) {
   return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"};
 }
+Status run_out_of_core(const GemmProblem&, const Variant&, const OutOfCorePlan&, RunContext&) {
+  return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"};
+}
+Status cublasxt_sgemm(const GemmProblem&, const std::vector<int>&, int, RunContext&) {
+  return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"};
+}
+Status cublasxt_default_block_dim(RunContext&, const std::vector<int>&, int&) {
+  return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"};
+}
+Status measure_host_link(std::size_t, int, HostLinkRates&) {
+  return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"};
+}
+std::uint64_t out_of_core_buffer_bytes(RunContext&) { return 0; }
+void release_out_of_core_buffers(RunContext&) {}
+Status is_device_pointer(const void*, bool& out) {
+  out = false;
+  return Status::ok();
+}
 }  // namespace cuda
 
 Status make_cuda_executor(std::unique_ptr<Executor>&, int) {

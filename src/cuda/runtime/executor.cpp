@@ -3,6 +3,8 @@
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>  // header-only NVTX3: ranges cost nothing without a profiler attached
 
+#include <chrono>
+
 #include "core/executor.hpp"
 #include "core/host_info.hpp"
 #include "cuda/runtime/buffer.hpp"
@@ -27,6 +29,16 @@ class DeviceBufferImpl final : public Buffer {
 
  private:
   cuda::DeviceMemory memory_;
+};
+
+class PinnedBufferImpl final : public Buffer {
+ public:
+  explicit PinnedBufferImpl(cuda::PinnedMemory memory) : memory_(std::move(memory)) {}
+  void* data() const override { return memory_.data(); }
+  std::size_t bytes() const override { return memory_.bytes(); }
+
+ private:
+  cuda::PinnedMemory memory_;
 };
 
 class CudaExecutor final : public Executor {
@@ -66,6 +78,14 @@ class CudaExecutor final : public Executor {
     cuda::DeviceMemory memory;
     GEMMLAB_TRY(cuda::DeviceMemory::allocate(bytes, memory));
     out = std::make_unique<DeviceBufferImpl>(std::move(memory));
+    return Status::ok();
+  }
+  Status allocate_host(std::size_t bytes, std::unique_ptr<Buffer>& out) override {
+    cuda::PinnedMemory memory;
+    if (const Status s = cuda::PinnedMemory::allocate(bytes, memory); !s)
+      return {StatusCode::AllocFailed,
+              "page-locked host memory of " + std::to_string(bytes) + " bytes refused (" + s.message() + ")"};
+    out = std::make_unique<PinnedBufferImpl>(std::move(memory));
     return Status::ok();
   }
   Status upload(void* dst, const void* src, std::size_t bytes) override {
@@ -113,6 +133,14 @@ class CudaExecutor final : public Executor {
     float ms = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
     milliseconds = ms;
+    return Status::ok();
+  }
+  Status time_blocking(const std::function<Status()>& work, double& milliseconds) override {
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const auto start = std::chrono::steady_clock::now();
+    GEMMLAB_TRY(work());
+    CUDA_CHECK(cudaDeviceSynchronize());  // nothing of the work may be left running
+    milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return Status::ok();
   }
   void begin_range(const std::string& name) override { nvtxRangePushA(name.c_str()); }

@@ -1,0 +1,224 @@
+#include "core/out_of_core_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace gemmlab {
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
+
+// On-device traffic of a block product's C (read and written once per block of K), at a
+// nominal DRAM rate: what makes thin K blocks cost more than their flops.
+constexpr double kDeviceBytesPerSecond = 2.5e12;
+// A block product's efficiency: its output in 128 x 128 tiles spread over the SMs in waves (a
+// last wave part empty, or a single wave that leaves SMs idle), and each tile's fixed cost of
+// filling its pipeline and writing its result, worth about this much of K.
+constexpr std::int64_t kBlockTile = 128;
+constexpr double kTileOverheadK = 128;
+constexpr int kNominalMultiprocessors = 132;
+// Tiles of C at most this many times longer one way than the other (unless the shorter side
+// is the whole dimension): a thin block product runs the in-core rung far below its rate
+// (measured on an H200: a 5632 x 256 x 16384 bf16 block at 64 TFLOP/s against 775 in core),
+// more than the waves above account for.
+constexpr std::int64_t kMaxTileAspect = 4;
+// Tiles are ranked with the copies taking this much longer than the rates say: a plan balanced
+// on the edge of its link turns copy-bound at the first slow copy (or kernel traffic competing
+// with the copy engines), while wider tiles cost only memory.
+constexpr double kLinkHeadroom = 1.3;
+
+// A streamed block whose rows are shorter than its matrix's (a strided copy of many short
+// rows) is ranked as if its copies were this much slower: a copy engine moves one long run
+// faster than thousands of short ones.
+constexpr double kStridedPenalty = 1.25;
+
+bool streams_strided(const OutOfCoreShape& s, const OutOfCorePlan& p) {
+  // A's block is op(A)'s rows i0.. and columns k0..; stored k x m under T. Likewise B.
+  const bool a_strided = s.trans_a ? p.tile_m < s.m : p.tile_k < s.k;
+  const bool b_strided = s.trans_b ? p.tile_k < s.k : p.tile_n < s.n;
+  return (!p.a_resident && a_strided) || (!p.b_resident && b_strided);
+}
+
+}  // namespace
+
+double out_of_core_rank(const OutOfCoreShape& s, const OutOfCorePlan& p) {
+  const double up = kLinkHeadroom * p.h2d_seconds * (streams_strided(s, p) ? kStridedPenalty : 1.0);
+  return p.fill_seconds + std::max({p.compute_seconds, up, kLinkHeadroom * p.d2h_seconds});
+}
+
+namespace {
+
+}  // namespace
+
+double block_efficiency(std::int64_t tm, std::int64_t tn, std::int64_t tk, int multiprocessors) {
+  const double tiles = static_cast<double>(ceil_div(tm, kBlockTile) * ceil_div(tn, kBlockTile));
+  const double waves = tiles / multiprocessors;
+  const double k = static_cast<double>(tk);
+  return waves / std::ceil(waves) * k / (k + kTileOverheadK);
+}
+
+namespace {
+
+// Balanced cuts of a dimension: `count` pieces of equal size rounded up to the alignment (the
+// whole dimension where it is smaller), for counts that grow by about a fifth at a time.
+std::vector<std::int64_t> candidate_sizes(std::int64_t extent, std::int64_t fixed) {
+  if (fixed > 0) return {std::min(fixed, extent)};
+  std::vector<std::int64_t> out;
+  for (std::int64_t count = 1;; count = std::max(count + 1, count * 6 / 5)) {
+    const std::int64_t size = extent <= kOutOfCoreTileAlign ? extent : round_up(ceil_div(extent, count), kOutOfCoreTileAlign);
+    if (out.empty() || size < out.back()) out.push_back(size);
+    if (size <= kOutOfCoreTileAlign || count > extent) break;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string OutOfCorePlan::describe() const {
+  const char* residency = a_resident ? "A resident per row of tiles, B streamed"
+                          : b_resident ? "B resident per column of tiles, A streamed"
+                                       : "A and B streamed";
+  return fmt::format("tiles of C {}x{}, blocks of K {} ({}x{}x{}), {}, {:.2f} GB on the device, in-core rung {}{}",
+                     tile_m, tile_n, tile_k, tiles_m, tiles_n, blocks_k, residency,
+                     static_cast<double>(device_bytes) * 1e-9, variant, config.empty() ? "" : " (" + config + ")");
+}
+
+std::int64_t device_ld(std::int64_t width) { return round_up(std::max<std::int64_t>(width, 1), kOutOfCoreLdAlign); }
+
+TileElements tile_elements(const OutOfCoreShape& s, std::int64_t tm, std::int64_t tn, std::int64_t tk) {
+  TileElements e;
+  e.a = s.trans_a ? tk * device_ld(tm) : tm * device_ld(tk);
+  e.b = s.trans_b ? tn * device_ld(tk) : tk * device_ld(tn);
+  e.c = tm * device_ld(tn);
+  return e;
+}
+
+GemmProblem block_problem(const OutOfCoreShape& s, DType input, DType output, DType compute, std::int64_t tm,
+                          std::int64_t tn, std::int64_t tk, void* a, void* b, void* c, double alpha, double beta) {
+  const auto matrix = [](void* data, std::int64_t rows, std::int64_t cols, DType dtype) {
+    Matrix x;
+    x.data = data;
+    x.rows = rows;
+    x.cols = cols;
+    x.ld = device_ld(cols);
+    x.layout = Layout::RowMajor;
+    x.dtype = dtype;
+    return x;
+  };
+  GemmProblem p;
+  p.m = tm;
+  p.n = tn;
+  p.k = tk;
+  p.op_a = s.trans_a ? Op::T : Op::N;
+  p.op_b = s.trans_b ? Op::T : Op::N;
+  p.a = s.trans_a ? matrix(a, tk, tm, input) : matrix(a, tm, tk, input);
+  p.b = s.trans_b ? matrix(b, tn, tk, input) : matrix(b, tk, tn, input);
+  p.c = matrix(c, tm, tn, output);
+  p.alpha = alpha;
+  p.beta = beta;
+  p.compute = compute;
+  return p;
+}
+
+std::uint64_t tile_buffer_bytes(const OutOfCoreShape& s, std::int64_t tm, std::int64_t tn, std::int64_t tk) {
+  const TileElements e = tile_elements(s, tm, tn, tk);
+  const auto in = static_cast<std::uint64_t>(s.input_bytes), out = static_cast<std::uint64_t>(s.output_bytes);
+  return kOutOfCoreBuffers * (static_cast<std::uint64_t>(e.a + e.b) * in + static_cast<std::uint64_t>(e.c) * out);
+}
+
+OutOfCoreRates nominal_rates(DType input, DType compute, bool tensor_cores) {
+  OutOfCoreRates r;
+  r.h2d_bytes_per_second = 25e9;
+  r.d2h_bytes_per_second = 25e9;
+  r.multiprocessors = kNominalMultiprocessors;
+  if (input == DType::F32 && compute == DType::F32) r.flops_per_second = tensor_cores ? 120e12 : 50e12;
+  else if (input == DType::F32) r.flops_per_second = 400e12;
+  else r.flops_per_second = 650e12;
+  return r;
+}
+
+void model_out_of_core(const OutOfCoreShape& s, const OutOfCoreRates& rates, OutOfCorePlan& p) {
+  p.tiles_m = ceil_div(s.m, p.tile_m);
+  p.tiles_n = ceil_div(s.n, p.tile_n);
+  p.blocks_k = ceil_div(s.k, p.tile_k);
+  if (p.blocks_k > 1) p.a_resident = p.b_resident = false;
+  const double m = static_cast<double>(s.m), n = static_cast<double>(s.n), k = static_cast<double>(s.k);
+  const double in = static_cast<double>(s.input_bytes), out = static_cast<double>(s.output_bytes);
+  // A resident: once; else once per column of tiles. B resident: once; else once per row of
+  // tiles. C up (beta != 0) and down once.
+  const double a_bytes = m * k * in * (p.a_resident ? 1.0 : static_cast<double>(p.tiles_n));
+  const double b_bytes = n * k * in * (p.b_resident ? 1.0 : static_cast<double>(p.tiles_m));
+  p.h2d_bytes = a_bytes + b_bytes + (s.reads_c ? m * n * out : 0.0);
+  p.d2h_bytes = m * n * out;
+  p.flops = 2.0 * m * n * k;
+  p.rates = rates;
+  const double c_traffic = m * n * out * (2.0 * static_cast<double>(p.blocks_k) - (s.reads_c ? 0.0 : 1.0));
+  const int sms = rates.multiprocessors > 0 ? rates.multiprocessors : kNominalMultiprocessors;
+  p.compute_seconds = p.flops / (rates.flops_per_second * block_efficiency(std::min(p.tile_m, s.m),
+                                                                           std::min(p.tile_n, s.n),
+                                                                           std::min(p.tile_k, s.k), sms)) +
+                      c_traffic / kDeviceBytesPerSecond;
+  p.h2d_seconds = p.h2d_bytes / rates.h2d_bytes_per_second;
+  p.d2h_seconds = p.d2h_bytes / rates.d2h_bytes_per_second;
+  // Never hidden: the first tile's blocks (and C) going up before anything computes, and the
+  // last tile coming down after everything has.
+  const TileElements e = tile_elements(s, std::min(p.tile_m, s.m), std::min(p.tile_n, s.n), std::min(p.tile_k, s.k));
+  const double first_up = static_cast<double>(e.a + e.b) * in + (s.reads_c ? static_cast<double>(e.c) * out : 0.0);
+  p.fill_seconds = first_up / rates.h2d_bytes_per_second + static_cast<double>(e.c) * out / rates.d2h_bytes_per_second;
+  p.model_seconds = p.fill_seconds + std::max({p.compute_seconds, p.h2d_seconds, p.d2h_seconds});
+}
+
+Status choose_out_of_core_tiles(const OutOfCoreShape& s, std::uint64_t budget, const OutOfCoreRates& rates,
+                                const WorkspaceBound& workspace, std::int64_t fixed_m, std::int64_t fixed_n,
+                                std::int64_t fixed_k, OutOfCorePlan& out) {
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0)
+    return {StatusCode::InvalidValue, fmt::format("out-of-core tiles of an empty problem ({}x{}x{})", s.m, s.n, s.k)};
+  if (rates.flops_per_second <= 0 || rates.h2d_bytes_per_second <= 0 || rates.d2h_bytes_per_second <= 0)
+    return {StatusCode::InvalidValue, "out-of-core rates must be positive"};
+  bool found = false;
+  std::uint64_t least = std::numeric_limits<std::uint64_t>::max();
+  for (const std::int64_t tm : candidate_sizes(s.m, fixed_m))
+    for (const std::int64_t tn : candidate_sizes(s.n, fixed_n))
+      for (const std::int64_t tk : candidate_sizes(s.k, fixed_k)) {
+        if ((tm > kMaxTileAspect * tn && tn < s.n) || (tn > kMaxTileAspect * tm && tm < s.m)) continue;
+        const std::uint64_t ws = workspace ? workspace(tm, tn, tk) : 0;
+        const std::uint64_t bytes = tile_buffer_bytes(s, tm, tn, tk) + ws;
+        least = std::min(least, bytes);
+        if (bytes > budget) continue;
+        // With one block of K, A resident (rows of tiles outer) or B resident (columns outer).
+        for (const bool a_first : {true, false}) {
+          OutOfCorePlan p;
+          p.tile_m = tm;
+          p.tile_n = tn;
+          p.tile_k = tk;
+          p.a_resident = a_first && tk >= s.k;
+          p.b_resident = !a_first && tk >= s.k;
+          if (!a_first && tk < s.k) continue;  // neither resident: the same plan as a_first's
+          p.device_bytes = bytes;
+          p.workspace_bytes = ws;
+          model_out_of_core(s, rates, p);
+          // Ties (within a part in a thousand) go to fewer steps: fewer launches and copies.
+          const auto steps = [](const OutOfCorePlan& x) { return x.tiles_m * x.tiles_n * x.blocks_k; };
+          const double rank = out_of_core_rank(s, p), best = found ? out_of_core_rank(s, out) : 0;
+          if (!found || rank < best * 0.999 || (rank <= best * 1.001 && steps(p) < steps(out))) {
+            out = p;
+            found = true;
+          }
+        }
+      }
+  if (!found)
+    return {StatusCode::InvalidValue,
+            fmt::format("the device memory limit of {:.3f} GB cannot hold one out-of-core step of {}x{}x{}: the "
+                        "smallest needs {:.3f} GB (two blocks each of A and B, two tiles of C and the rung's workspace); "
+                        "raise --device-memory-limit{}",
+                        static_cast<double>(budget) * 1e-9, s.m, s.n, s.k, static_cast<double>(least) * 1e-9,
+                        fixed_m > 0 || fixed_n > 0 || fixed_k > 0 ? " or choose smaller tiles" : "")};
+  return Status::ok();
+}
+
+}  // namespace gemmlab

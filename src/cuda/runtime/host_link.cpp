@@ -1,0 +1,92 @@
+// The host link's bandwidth as the out-of-core schedule sees it: pinned memory, one direction
+// alone and both directions at once (its copies go up while finished tiles come down).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "cuda/backend.hpp"
+#include "cuda/runtime/buffer.hpp"
+#include "cuda/runtime/check.hpp"
+
+namespace gemmlab::cuda {
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+Status elapsed_ms(cudaEvent_t from, cudaEvent_t to, double& out) {
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, from, to));
+  out = ms;
+  return Status::ok();
+}
+
+}  // namespace
+
+Status measure_host_link(std::size_t bytes, int reps, HostLinkRates& out) {
+  PinnedMemory up_host, down_host;
+  DeviceMemory up_device, down_device;
+  GEMMLAB_TRY(PinnedMemory::allocate(bytes, up_host));
+  GEMMLAB_TRY(PinnedMemory::allocate(bytes, down_host));
+  GEMMLAB_TRY(DeviceMemory::allocate(bytes, up_device));
+  GEMMLAB_TRY(DeviceMemory::allocate(bytes, down_device));
+  StreamOwner up, down;
+  GEMMLAB_TRY(make_stream(up));
+  GEMMLAB_TRY(make_stream(down));
+  EventOwner start, up_end, down_end;
+  GEMMLAB_TRY(make_event(start));
+  GEMMLAB_TRY(make_event(up_end));
+  GEMMLAB_TRY(make_event(down_end));
+  const auto copy_up = [&] {
+    return cudaMemcpyAsync(up_device.data(), up_host.data(), bytes, cudaMemcpyHostToDevice, up.get());
+  };
+  const auto copy_down = [&] {
+    return cudaMemcpyAsync(down_host.data(), down_device.data(), bytes, cudaMemcpyDeviceToHost, down.get());
+  };
+  CUDA_CHECK(cudaMemset(up_device.data(), 0, bytes));
+  CUDA_CHECK(cudaMemset(down_device.data(), 0, bytes));
+  std::vector<double> alone_up, alone_down, both_up, both_down;
+  for (int r = 0; r < reps + 1; ++r) {  // the first round warms the path up, untimed
+    double ms = 0;
+    CUDA_CHECK(cudaEventRecord(start.get(), up.get()));
+    CUDA_CHECK(copy_up());
+    CUDA_CHECK(cudaEventRecord(up_end.get(), up.get()));
+    CUDA_CHECK(cudaEventSynchronize(up_end.get()));
+    GEMMLAB_TRY(elapsed_ms(start.get(), up_end.get(), ms));
+    if (r > 0) alone_up.push_back(ms);
+    CUDA_CHECK(cudaEventRecord(start.get(), down.get()));
+    CUDA_CHECK(copy_down());
+    CUDA_CHECK(cudaEventRecord(down_end.get(), down.get()));
+    CUDA_CHECK(cudaEventSynchronize(down_end.get()));
+    GEMMLAB_TRY(elapsed_ms(start.get(), down_end.get(), ms));
+    if (r > 0) alone_down.push_back(ms);
+    // Both at once, from one start event.
+    CUDA_CHECK(cudaEventRecord(start.get(), up.get()));
+    CUDA_CHECK(cudaStreamWaitEvent(down.get(), start.get()));
+    CUDA_CHECK(copy_up());
+    CUDA_CHECK(copy_down());
+    CUDA_CHECK(cudaEventRecord(up_end.get(), up.get()));
+    CUDA_CHECK(cudaEventRecord(down_end.get(), down.get()));
+    CUDA_CHECK(cudaEventSynchronize(up_end.get()));
+    CUDA_CHECK(cudaEventSynchronize(down_end.get()));
+    double up_ms = 0, down_ms = 0;
+    GEMMLAB_TRY(elapsed_ms(start.get(), up_end.get(), up_ms));
+    GEMMLAB_TRY(elapsed_ms(start.get(), down_end.get(), down_ms));
+    if (r > 0) {
+      both_up.push_back(up_ms);
+      both_down.push_back(down_ms);
+    }
+  }
+  const auto rate = [bytes](double ms) { return ms > 0 ? static_cast<double>(bytes) / (ms * 1e-3) : 0.0; };
+  out.bytes = bytes;
+  out.h2d = rate(median(alone_up));
+  out.d2h = rate(median(alone_down));
+  out.h2d_both = rate(median(both_up));
+  out.d2h_both = rate(median(both_down));
+  return Status::ok();
+}
+
+}  // namespace gemmlab::cuda

@@ -1,0 +1,143 @@
+// The out-of-core schedule's model and tile choice, without a GPU: the bytes its buffers need
+// are what the schedule lays out, every chosen plan fits its limit, a limit below one step is
+// refused naming the bytes, fixed tiles are honoured, and the traffic the model counts is the
+// traffic of the schedule (A once per row of tiles when it stays, B once per row of tiles).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "core/out_of_core_plan.hpp"
+#include "support/assertions.hpp"
+
+namespace gemmlab {
+namespace {
+
+using testing::contains;
+
+OutOfCoreShape square(std::int64_t n, std::size_t in = 4) { return {n, n, n, false, false, in, 4, false}; }
+
+TEST(OutOfCorePlan, BufferBytesAreTwoOfEachBlockWithPaddedRows) {
+  const OutOfCoreShape s{1000, 900, 800, false, true, 2, 4, false};
+  // A block 300 x 200 (rows padded to 208), B stored n x k: 100 x 200 (208), C 300 x 100 (112).
+  const TileElements e = tile_elements(s, 300, 100, 200);
+  EXPECT_EQ(e.a, 300 * 208);
+  EXPECT_EQ(e.b, 100 * 208);
+  EXPECT_EQ(e.c, 300 * 112);
+  EXPECT_EQ(tile_buffer_bytes(s, 300, 100, 200), 2u * ((300 * 208 + 100 * 208) * 2u + 300 * 112 * 4u));
+}
+
+TEST(OutOfCorePlan, ChosenPlanFitsTheLimitAndCountsTheSchedulesTraffic) {
+  const OutOfCoreShape s = square(32768);
+  const OutOfCoreRates rates = nominal_rates(DType::F32, DType::F32, false);
+  const std::uint64_t problem_bytes = 3ull * 32768 * 32768 * 4;
+  for (const double share : {0.05, 0.25, 1.0}) {
+    SCOPED_TRACE(share);
+    const auto budget = static_cast<std::uint64_t>(share * static_cast<double>(problem_bytes));
+    OutOfCorePlan p;
+    ASSERT_TRUE(choose_out_of_core_tiles(s, budget, rates, {}, 0, 0, 0, p).is_ok());
+    EXPECT_LE(p.device_bytes, budget);
+    EXPECT_EQ(p.device_bytes, tile_buffer_bytes(s, p.tile_m, p.tile_n, p.tile_k));
+    EXPECT_EQ(p.tiles_m, (32768 + p.tile_m - 1) / p.tile_m);
+    EXPECT_EQ(p.blocks_k, (32768 + p.tile_k - 1) / p.tile_k);
+    const double a = 32768.0 * 32768 * 4 * (p.a_resident ? 1.0 : static_cast<double>(p.tiles_n));
+    const double b = 32768.0 * 32768 * 4 * (p.b_resident ? 1.0 : static_cast<double>(p.tiles_m));
+    EXPECT_FALSE(p.a_resident && p.b_resident);
+    EXPECT_EQ(p.a_resident || p.b_resident, p.blocks_k == 1);
+    EXPECT_DOUBLE_EQ(p.h2d_bytes, a + b);
+    EXPECT_DOUBLE_EQ(p.d2h_bytes, 32768.0 * 32768 * 4);
+    EXPECT_GE(p.model_seconds, p.compute_seconds);
+    // A quarter of the problem holds tiles wide enough that float32 SIMT is compute-bound.
+    if (share >= 0.25) {
+      EXPECT_LE(p.h2d_seconds, p.compute_seconds);
+    }
+  }
+}
+
+TEST(OutOfCorePlan, MoreMemoryNeverRanksWorse) {
+  // Every plan that fits a limit fits a larger one: the best can only improve.
+  const OutOfCoreShape s{20000, 30000, 50000, true, false, 2, 4, true};
+  const OutOfCoreRates rates = nominal_rates(DType::BF16, DType::BF16, true);
+  double last = 1e300;
+  for (const std::uint64_t gb : {1, 2, 4, 8, 16}) {
+    OutOfCorePlan p;
+    ASSERT_TRUE(choose_out_of_core_tiles(s, gb << 30, rates, {}, 0, 0, 0, p).is_ok());
+    EXPECT_LE(out_of_core_rank(s, p), last) << gb << " GiB: " << p.describe();
+    last = out_of_core_rank(s, p);
+  }
+}
+
+TEST(OutOfCorePlan, ReadsCWhenBetaIsNotZero) {
+  OutOfCoreShape s = square(4096);
+  OutOfCorePlan without, with;
+  const OutOfCoreRates rates = nominal_rates(DType::F32, DType::F32, false);
+  ASSERT_TRUE(choose_out_of_core_tiles(s, 1u << 30, rates, {}, 1024, 1024, 4096, without).is_ok());
+  s.reads_c = true;
+  ASSERT_TRUE(choose_out_of_core_tiles(s, 1u << 30, rates, {}, 1024, 1024, 4096, with).is_ok());
+  EXPECT_DOUBLE_EQ(with.h2d_bytes - without.h2d_bytes, 4096.0 * 4096 * 4);
+}
+
+TEST(OutOfCorePlan, FixedTilesAreHonouredAndClippedToTheProblem) {
+  const OutOfCoreShape s{1000, 700, 300, false, false, 4, 4, false};
+  OutOfCorePlan p;
+  ASSERT_TRUE(
+      choose_out_of_core_tiles(s, 1u << 30, nominal_rates(DType::F32, DType::F32, false), {}, 256, 5000, 100, p)
+          .is_ok());
+  EXPECT_EQ(p.tile_m, 256);
+  EXPECT_EQ(p.tile_n, 700);
+  EXPECT_EQ(p.tile_k, 100);
+  EXPECT_EQ(p.tiles_m, 4);
+  EXPECT_EQ(p.blocks_k, 3);
+  EXPECT_FALSE(p.a_resident);
+  EXPECT_FALSE(p.b_resident);
+}
+
+TEST(OutOfCorePlan, TheStreamedOperandIsTheOneWhoseBlocksAreContiguous) {
+  // Row-major NN: a block of A (whole rows of K) is one run of memory, a panel of B (all of K,
+  // some columns) thousands of short rows: B stays, A streams. Under TT the other way round.
+  const OutOfCoreRates rates = nominal_rates(DType::F32, DType::F32, false);
+  OutOfCorePlan nn, tt;
+  ASSERT_TRUE(choose_out_of_core_tiles({32768, 32768, 32768, false, false, 4, 4, false}, 3u << 30, rates, {}, 0, 0,
+                                       32768, nn)
+                  .is_ok());
+  EXPECT_TRUE(nn.b_resident) << nn.describe();
+  ASSERT_TRUE(choose_out_of_core_tiles({32768, 32768, 32768, true, true, 4, 4, false}, 3u << 30, rates, {}, 0, 0,
+                                       32768, tt)
+                  .is_ok());
+  EXPECT_TRUE(tt.a_resident) << tt.describe();
+}
+
+TEST(OutOfCorePlan, TheWorkspaceCountsAgainstTheLimit) {
+  const OutOfCoreShape s = square(8192);
+  const OutOfCoreRates rates = nominal_rates(DType::F32, DType::F32, true);
+  const WorkspaceBound workspace = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    return static_cast<std::uint64_t>((m + n) * k) * 8;
+  };
+  OutOfCorePlan p;
+  ASSERT_TRUE(choose_out_of_core_tiles(s, 512u << 20, rates, workspace, 0, 0, 0, p).is_ok());
+  EXPECT_EQ(p.workspace_bytes, static_cast<std::uint64_t>((p.tile_m + p.tile_n) * p.tile_k) * 8);
+  EXPECT_EQ(p.device_bytes, tile_buffer_bytes(s, p.tile_m, p.tile_n, p.tile_k) + p.workspace_bytes);
+  EXPECT_LE(p.device_bytes, 512u << 20);
+}
+
+TEST(OutOfCorePlan, ALimitBelowOneStepIsRefusedNamingTheBytes) {
+  OutOfCorePlan p;
+  const Status s = choose_out_of_core_tiles(square(8192), 1000, nominal_rates(DType::F32, DType::F32, false), {}, 0,
+                                            0, 0, p);
+  ASSERT_EQ(s.code(), StatusCode::InvalidValue);
+  EXPECT_TRUE(contains(s.message(), "limit of 0.000 GB"));
+  EXPECT_TRUE(contains(s.message(), "smallest needs"));
+  EXPECT_TRUE(contains(s.message(), "--device-memory-limit"));
+}
+
+TEST(OutOfCorePlan, SmallDimensionsAreOneTile) {
+  const OutOfCoreShape s{1, 100000, 3, false, false, 4, 4, false};
+  OutOfCorePlan p;
+  ASSERT_TRUE(choose_out_of_core_tiles(s, 64u << 20, nominal_rates(DType::F32, DType::F32, false), {}, 0, 0, 0, p)
+                  .is_ok());
+  EXPECT_EQ(p.tile_m, 1);
+  EXPECT_EQ(p.tile_k, 3);
+  EXPECT_TRUE(p.a_resident || p.b_resident);
+}
+
+}  // namespace
+}  // namespace gemmlab
