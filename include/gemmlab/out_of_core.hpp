@@ -23,8 +23,11 @@ namespace gemmlab {
 // figure for the precision (out_of_core_plan.cpp); the bench passes what it measured.
 struct OutOfCoreRates {
   double flops_per_second = 0;   // the in-core rung on a whole tile
-  double h2d_bytes_per_second = 0;
+  double h2d_bytes_per_second = 0;  // each direction alone
   double d2h_bytes_per_second = 0;
+  // Each direction while the other runs too (0: as alone): a shared link gives each less.
+  double h2d_both_bytes_per_second = 0;
+  double d2h_both_bytes_per_second = 0;
   // The device's SMs: a block product with too few output tiles to fill them runs slower.
   int multiprocessors = 0;
 };

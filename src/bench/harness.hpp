@@ -109,9 +109,10 @@ struct OutOfCoreFigures {
   int block_dim = 0;   // cublasxt: its blockDim
   bool default_block_dim = false;  // cublasxt: the blockDim a fresh handle has
   std::uint64_t device_memory_limit = 0;  // out_of_core: the limit it was planned under
-  // out_of_core: the in-core rung's rate on one of the plan's blocks (device operands), the
-  // model's compute rate.
+  // out_of_core: the in-core rung's rate on one of the plan's blocks (device operands) while
+  // copies go both ways over the host link (the model's compute rate), and alone.
   double block_flops_per_second = 0;
+  double block_alone_flops_per_second = 0;
   // max(compute at the in-core rate, each direction's bytes over its measured bandwidth), ms.
   double bound_ms = 0;
   // Of the time copies and compute would take one after the other, the share hidden: 1 when the

@@ -89,11 +89,16 @@ std::string out_of_core_notes(const std::vector<Record>& records, const RunConte
   for (const Record& r : records) {
     if (!r.out_of_core || r.out_of_core->mode != "out_of_core" || !r.timed) continue;
     const OutOfCorePlan& p = r.out_of_core->plan;
-    out += fmt::format("  {} {}x{}x{}: {}; moved {:.1f} GB up, {:.1f} GB down; bound {:.1f} ms (compute {:.1f}, up "
-                       "{:.1f}, down {:.1f}), measured {:.1f} ms = {:.2f}x the bound, overlap {:.0f}%\n",
+    const double steps = static_cast<double>(p.tiles_m * p.tiles_n * p.blocks_k);
+    out += fmt::format("  {} {}x{}x{}: {}\n    moved {:.1f} GB up, {:.1f} GB down ({:.0f} MB up per block product); "
+                       "block rate {:.1f} TFLOP/s alone, {:.1f} beside the copies\n    bound {:.1f} ms (compute {:.1f}, "
+                       "up {:.1f}, down {:.1f}), model with the pipeline's fill {:.1f} ms; measured {:.1f} ms = {:.2f}x "
+                       "the bound, overlap {:.0f}%\n",
                        r.variant, r.m, r.n, r.k, p.describe(), p.h2d_bytes * 1e-9, p.d2h_bytes * 1e-9,
-                       r.out_of_core->bound_ms, p.compute_seconds * 1e3, p.h2d_seconds * 1e3, p.d2h_seconds * 1e3,
-                       r.timing.median_ms, r.timing.median_ms / r.out_of_core->bound_ms, 100 * r.out_of_core->overlap);
+                       p.h2d_bytes / steps * 1e-6, r.out_of_core->block_alone_flops_per_second * 1e-12,
+                       r.out_of_core->block_flops_per_second * 1e-12, r.out_of_core->bound_ms, p.compute_seconds * 1e3,
+                       p.h2d_seconds * 1e3, p.d2h_seconds * 1e3, p.model_seconds * 1e3, r.timing.median_ms,
+                       r.timing.median_ms / r.out_of_core->bound_ms, 100 * r.out_of_core->overlap);
   }
   if (out.empty()) return out;
   std::string link;
@@ -201,9 +206,12 @@ nlohmann::json out_of_core_json(const OutOfCoreFigures& f) {
     j["model"] = {{"h2d_bytes", p.h2d_bytes},
                   {"d2h_bytes", p.d2h_bytes},
                   {"block_flops_per_second", f.block_flops_per_second},
+                  {"block_alone_flops_per_second", f.block_alone_flops_per_second},
                   {"planned_flops_per_second", p.rates.flops_per_second},
                   {"h2d_bytes_per_second", p.rates.h2d_bytes_per_second},
                   {"d2h_bytes_per_second", p.rates.d2h_bytes_per_second},
+                  {"h2d_both_bytes_per_second", p.rates.h2d_both_bytes_per_second},
+                  {"d2h_both_bytes_per_second", p.rates.d2h_both_bytes_per_second},
                   {"compute_ms", p.compute_seconds * 1e3},
                   {"h2d_ms", p.h2d_seconds * 1e3},
                   {"d2h_ms", p.d2h_seconds * 1e3},

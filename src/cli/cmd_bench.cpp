@@ -253,6 +253,10 @@ int run_out_of_core_bench(const SelectionArgs& args, bench::Options& o, Backend 
     throw UsageError{"--out-of-core streams host operands through a GPU: it needs --backend cuda"};
   bench::OutOfCoreJob job;
   job.device_memory_share = device_memory_share;
+  if (!args.out_of_core_anchors) {
+    job.xt_block_dims.clear();
+    job.time_in_core = false;
+  }
   if (args.variants) job.in_core = o.variants;
   o.variants.clear();
   if (args.xt_block_dims) {

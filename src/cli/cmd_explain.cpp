@@ -41,9 +41,38 @@ void add_explain_options(CLI::App& c, ExplainArgs& a) {
   c.add_flag("--no-verify", a.no_verify, "Skip verification (timing only)");
   c.add_flag("--progress", a.progress, "Progress lines on stderr even when it is not a terminal");
   c.add_flag("--dry-run", a.dry_run, "Check the command line, say what would run, and stop");
+  c.add_flag("--out-of-core", a.out_of_core,
+             "The out-of-core schedule with VARIANT computing its tiles: the model (time bound, bytes per block, "
+             "overlap) beside the run; --device-memory-limit also takes a share of the problem, e.g. 25%");
 }
 
 int run_explain(const ExplainArgs& args) {
+  if (args.out_of_core) {
+    // The out-of-core job without its anchors: each schedule, its model and its measurement.
+    SelectionArgs job;
+    job.command_line = args.command_line;
+    job.backend = args.backend;
+    job.device = args.device;
+    job.dtype = args.dtype;
+    job.variants = args.variants;
+    job.config = args.config;
+    job.mnk = args.mnk.value_or(fmt::format("{0}x{0}x{0}", kDefaultCudaSize));
+    job.trans = args.trans;
+    job.layout = args.layout;
+    job.seed = args.seed;
+    job.reps = args.reps > 0 ? args.reps : 3;
+    job.warmup = 0;
+    job.min_time = 0;
+    job.device_memory_limit = args.device_memory_limit;
+    job.format = args.format;
+    job.output = args.output;
+    job.no_verify = args.no_verify;
+    job.progress = args.progress;
+    job.dry_run = args.dry_run;
+    job.out_of_core = true;
+    job.out_of_core_anchors = false;
+    return run_bench(job, false);
+  }
   const Backend backend = pick_backend(args.backend, args.device);
   check_device_applies(args.device, backend);
   bench::Options o;

@@ -53,6 +53,7 @@ struct SelectionArgs {
   // --variants naming the in-core rungs and --xt-block-dims cublasXt's blockDims.
   bool out_of_core = false;
   std::optional<std::string> xt_block_dims;
+  bool out_of_core_anchors = true;  // false: the schedules and their models alone (explain)
 };
 
 // gemmlab explain VARIANT.
@@ -73,6 +74,7 @@ struct ExplainArgs {
   bool no_verify = false;
   bool progress = false;
   bool dry_run = false;
+  bool out_of_core = false;  // explain --out-of-core: each schedule's model beside its run
   std::string command_line;
 };
 

@@ -53,6 +53,16 @@ double out_of_core_rank(const OutOfCoreShape& s, const OutOfCorePlan& p) {
 
 namespace {
 
+// How long each direction's copies take when both start together: at the shared rates while
+// both run, then the longer one alone at its own rate.
+void link_seconds(double up, double down, const OutOfCoreRates& r, double& up_seconds, double& down_seconds) {
+  const double up_both = r.h2d_both_bytes_per_second > 0 ? r.h2d_both_bytes_per_second : r.h2d_bytes_per_second;
+  const double down_both = r.d2h_both_bytes_per_second > 0 ? r.d2h_both_bytes_per_second : r.d2h_bytes_per_second;
+  const double together = std::min(up / up_both, down / down_both);
+  up_seconds = together + (up - together * up_both) / r.h2d_bytes_per_second;
+  down_seconds = together + (down - together * down_both) / r.d2h_bytes_per_second;
+}
+
 }  // namespace
 
 double block_efficiency(std::int64_t tm, std::int64_t tn, std::int64_t tk, int multiprocessors) {
@@ -163,8 +173,7 @@ void model_out_of_core(const OutOfCoreShape& s, const OutOfCoreRates& rates, Out
                                                                            std::min(p.tile_n, s.n),
                                                                            std::min(p.tile_k, s.k), sms)) +
                       c_traffic / kDeviceBytesPerSecond;
-  p.h2d_seconds = p.h2d_bytes / rates.h2d_bytes_per_second;
-  p.d2h_seconds = p.d2h_bytes / rates.d2h_bytes_per_second;
+  link_seconds(p.h2d_bytes, p.d2h_bytes, rates, p.h2d_seconds, p.d2h_seconds);
   // Never hidden: the first tile's blocks (and C) going up before anything computes, and the
   // last tile coming down after everything has.
   const TileElements e = tile_elements(s, std::min(p.tile_m, s.m), std::min(p.tile_n, s.n), std::min(p.tile_k, s.k));

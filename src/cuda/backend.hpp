@@ -2,6 +2,7 @@
 // (or src/cuda/no_cuda.cpp in a build without CUDA), so nothing above includes CUDA headers.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "gemmlab/out_of_core.hpp"
@@ -40,6 +41,9 @@ struct HostLinkRates {
   double h2d_both = 0, d2h_both = 0;
 };
 Status measure_host_link(std::size_t bytes, int reps, HostLinkRates& out);
+// Runs `work` while copies go both ways over the host link for about `seconds` (the
+// out-of-core schedule's conditions: kernels measured alone run faster than beside them).
+Status under_link_traffic(double seconds, const std::function<Status()>& work);
 // Whether `pointer` is device memory (cudaPointerGetAttributes).
 Status is_device_pointer(const void* pointer, bool& out);
 

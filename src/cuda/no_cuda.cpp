@@ -28,6 +28,9 @@ Status cublasxt_sgemm(const GemmProblem&, const std::vector<int>&, int, RunConte
 Status cublasxt_default_block_dim(RunContext&, const std::vector<int>&, int&) {
   return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"};
 }
+Status under_link_traffic(double, const std::function<Status()>&) {
+  return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"};
+}
 Status measure_host_link(std::size_t, int, HostLinkRates&) {
   return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"};
 }

@@ -3,6 +3,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <vector>
 
 #include "cuda/backend.hpp"
@@ -86,6 +88,34 @@ Status measure_host_link(std::size_t bytes, int reps, HostLinkRates& out) {
   out.d2h = rate(median(alone_down));
   out.h2d_both = rate(median(both_up));
   out.d2h_both = rate(median(both_down));
+  return Status::ok();
+}
+
+Status under_link_traffic(double seconds, const std::function<Status()>& work) {
+  // Copies of this size keep both copy engines busy; as many as cover `seconds` at 64 GB/s,
+  // so that the link is still busy when the work ends.
+  constexpr std::size_t kChunk = std::size_t{64} << 20;
+  const int chunks = std::max(1, static_cast<int>(std::ceil(seconds * 64e9 / static_cast<double>(kChunk))));
+  PinnedMemory up_host, down_host;
+  DeviceMemory up_device, down_device;
+  GEMMLAB_TRY(PinnedMemory::allocate(kChunk, up_host));
+  GEMMLAB_TRY(PinnedMemory::allocate(kChunk, down_host));
+  GEMMLAB_TRY(DeviceMemory::allocate(kChunk, up_device));
+  GEMMLAB_TRY(DeviceMemory::allocate(kChunk, down_device));
+  StreamOwner up, down;
+  GEMMLAB_TRY(make_stream(up));
+  GEMMLAB_TRY(make_stream(down));
+  for (int c = 0; c < chunks; ++c) {
+    CUDA_CHECK(cudaMemcpyAsync(up_device.data(), up_host.data(), kChunk, cudaMemcpyHostToDevice, up.get()));
+    CUDA_CHECK(cudaMemcpyAsync(down_host.data(), down_device.data(), kChunk, cudaMemcpyDeviceToHost, down.get()));
+  }
+  const Status worked = work();
+  // The copies end before their buffers are freed, whatever the work did.
+  const cudaError_t up_done = cudaStreamSynchronize(up.get());
+  const cudaError_t down_done = cudaStreamSynchronize(down.get());
+  GEMMLAB_TRY(worked);
+  CUDA_CHECK(up_done);
+  CUDA_CHECK(down_done);
   return Status::ok();
 }
 
