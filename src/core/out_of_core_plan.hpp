@@ -57,8 +57,9 @@ using WorkspaceBound = std::function<std::uint64_t(std::int64_t tm, std::int64_t
 OutOfCoreRates nominal_rates(DType input, DType compute, bool tensor_cores);
 
 // The share of the in-core rate a (tm x tn x tk) block product reaches, by the model: its
-// output in 128 x 128 tiles spread over `multiprocessors` SMs in waves, and each tile's fixed
-// cost of filling its pipeline and writing its result, worth about 128 of K.
+// output in 128 x 128 tiles spread over `multiprocessors` SMs in waves (a part-empty last wave,
+// and a fifth of a wave lost to each launch's ramp), and each tile's fixed cost of filling its
+// pipeline and writing its result, worth about 128 of K.
 double block_efficiency(std::int64_t tm, std::int64_t tn, std::int64_t tk, int multiprocessors);
 
 // Fills the counts, bytes and the model's times of `plan` for its tile sizes. The compute time
