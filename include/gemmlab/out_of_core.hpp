@@ -28,6 +28,9 @@ struct OutOfCoreRates {
   // Each direction while the other runs too (0: as alone): a shared link gives each less.
   double h2d_both_bytes_per_second = 0;
   double d2h_both_bytes_per_second = 0;
+  // Host to device in strided copies (a block whose rows are shorter than its matrix's);
+  // 0: three quarters of the contiguous rate.
+  double h2d_strided_bytes_per_second = 0;
   // The device's SMs: a block product with too few output tiles to fill them runs slower.
   int multiprocessors = 0;
 };

@@ -334,7 +334,7 @@ Status run_out_of_core(const Options& o, const OutOfCoreJob& job, Executor& ex, 
   }
   cuda::HostLinkRates rates;
   GEMMLAB_TRY(cuda::measure_host_link(kLinkBytes, kLinkReps, rates));
-  link = {rates.bytes, rates.h2d, rates.d2h, rates.h2d_both, rates.d2h_both};
+  link = {rates.bytes, rates.h2d, rates.d2h, rates.h2d_both, rates.d2h_both, rates.h2d_strided};
 
   for (std::size_t i = 0; i < o.shapes.size(); ++i) {
     const Shape& shape = o.shapes[i];
@@ -387,6 +387,7 @@ Status run_out_of_core(const Options& o, const OutOfCoreJob& job, Executor& ex, 
         options.rates.d2h_bytes_per_second = link.d2h;
         options.rates.h2d_both_bytes_per_second = link.h2d_both;
         options.rates.d2h_both_bytes_per_second = link.d2h_both;
+        options.rates.h2d_strided_bytes_per_second = link.h2d_strided;
         options.rates.multiprocessors = sms;
         const OutOfCorePlan first = plan;
         s = plan_out_of_core(ex.context(), p, options, plan);

@@ -38,6 +38,7 @@ struct HostLink {
   std::uint64_t bytes = 0;  // of each timed copy
   double h2d = 0, d2h = 0;            // one direction alone
   double h2d_both = 0, d2h_both = 0;  // each while the other runs
+  double h2d_strided = 0;             // host to device in rows of 16 KiB (a block of a wider matrix)
 };
 
 // Runs the job on a CUDA executor: one record per rung (ooc_<rung>), per cublasXt blockDim

@@ -103,9 +103,10 @@ std::string out_of_core_notes(const std::vector<Record>& records, const RunConte
   if (out.empty()) return out;
   std::string link;
   if (context.host_link)
-    link = fmt::format(" (host link: {:.1f} GB/s up, {:.1f} down alone; {:.1f} and {:.1f} both at once)",
+    link = fmt::format(" (host link: {:.1f} GB/s up, {:.1f} down alone; {:.1f} and {:.1f} both at once; {:.1f} up "
+                       "in 16 KiB rows)",
                        context.host_link->h2d * 1e-9, context.host_link->d2h * 1e-9, context.host_link->h2d_both * 1e-9,
-                       context.host_link->d2h_both * 1e-9);
+                       context.host_link->d2h_both * 1e-9, context.host_link->h2d_strided * 1e-9);
   return "\nout-of-core schedules" + link + ":\n" + out;
 }
 
@@ -212,6 +213,7 @@ nlohmann::json out_of_core_json(const OutOfCoreFigures& f) {
                   {"d2h_bytes_per_second", p.rates.d2h_bytes_per_second},
                   {"h2d_both_bytes_per_second", p.rates.h2d_both_bytes_per_second},
                   {"d2h_both_bytes_per_second", p.rates.d2h_both_bytes_per_second},
+                  {"h2d_strided_bytes_per_second", p.rates.h2d_strided_bytes_per_second},
                   {"compute_ms", p.compute_seconds * 1e3},
                   {"h2d_ms", p.h2d_seconds * 1e3},
                   {"d2h_ms", p.d2h_seconds * 1e3},
@@ -275,7 +277,8 @@ nlohmann::json to_json(const std::vector<Record>& records, const RunContext& con
                         {"h2d_bytes_per_second", context.host_link->h2d},
                         {"d2h_bytes_per_second", context.host_link->d2h},
                         {"both_h2d_bytes_per_second", context.host_link->h2d_both},
-                        {"both_d2h_bytes_per_second", context.host_link->d2h_both}};
+                        {"both_d2h_bytes_per_second", context.host_link->d2h_both},
+                        {"strided_h2d_bytes_per_second", context.host_link->h2d_strided}};
   json results = json::array();
   for (const Record& r : records) {
     json item = {

@@ -35,35 +35,40 @@ constexpr std::int64_t kMaxTileAspect = 4;
 // on the edge of its link turns copy-bound at the first slow copy (or kernel traffic competing
 // with the copy engines), while wider tiles cost only memory.
 constexpr double kLinkHeadroom = 1.3;
+// Where no strided copy rate was measured, this share of the contiguous one (an H100's PCIe:
+// 16 KB rows at about three quarters of the rate of one long run).
+constexpr double kNominalStridedShare = 0.75;
 
-// A streamed block whose rows are shorter than its matrix's (a strided copy of many short
-// rows) is ranked as if its copies were this much slower: a copy engine moves one long run
-// faster than thousands of short ones.
-constexpr double kStridedPenalty = 1.25;
-
-bool streams_strided(const OutOfCoreShape& s, const OutOfCorePlan& p) {
-  // A's block is op(A)'s rows i0.. and columns k0..; stored k x m under T. Likewise B.
-  const bool a_strided = s.trans_a ? p.tile_m < s.m : p.tile_k < s.k;
-  const bool b_strided = s.trans_b ? p.tile_k < s.k : p.tile_n < s.n;
-  return (!p.a_resident && a_strided) || (!p.b_resident && b_strided);
-}
+// Whether a block's copy is strided: rows shorter than its matrix's (thousands of short runs,
+// which a copy engine moves slower than one long run). A's block is op(A)'s rows i0.. and
+// columns k0..; stored k x m under T. Likewise B.
+bool a_strided(const OutOfCoreShape& s, const OutOfCorePlan& p) { return s.trans_a ? p.tile_m < s.m : p.tile_k < s.k; }
+bool b_strided(const OutOfCoreShape& s, const OutOfCorePlan& p) { return s.trans_b ? p.tile_k < s.k : p.tile_n < s.n; }
 
 }  // namespace
 
-double out_of_core_rank(const OutOfCoreShape& s, const OutOfCorePlan& p) {
-  const double up = kLinkHeadroom * p.h2d_seconds * (streams_strided(s, p) ? kStridedPenalty : 1.0);
-  return p.fill_seconds + std::max({p.compute_seconds, up, kLinkHeadroom * p.d2h_seconds});
+double out_of_core_rank(const OutOfCoreShape&, const OutOfCorePlan& p) {
+  return p.fill_seconds +
+         std::max({p.compute_seconds, kLinkHeadroom * p.h2d_seconds, kLinkHeadroom * p.d2h_seconds});
 }
 
 namespace {
 
 // How long each direction's copies take when both start together: at the shared rates while
 // both run, then the longer one alone at its own rate.
-void link_seconds(double up, double down, const OutOfCoreRates& r, double& up_seconds, double& down_seconds) {
-  const double up_both = r.h2d_both_bytes_per_second > 0 ? r.h2d_both_bytes_per_second : r.h2d_bytes_per_second;
+// `strided_up`: the share of the upward bytes in strided copies, at the strided rate.
+void link_seconds(double up, double strided_up, double down, const OutOfCoreRates& r, double& up_seconds,
+                  double& down_seconds) {
+  // The upward rate for this mix of copies, alone and shared, in proportion.
+  const double strided_rate =
+      r.h2d_strided_bytes_per_second > 0 ? r.h2d_strided_bytes_per_second : kNominalStridedShare * r.h2d_bytes_per_second;
+  const double up_alone = up > 0 ? up / ((up - strided_up) / r.h2d_bytes_per_second + strided_up / strided_rate)
+                                 : r.h2d_bytes_per_second;
+  const double slower = up_alone / r.h2d_bytes_per_second;
+  const double up_both = slower * (r.h2d_both_bytes_per_second > 0 ? r.h2d_both_bytes_per_second : r.h2d_bytes_per_second);
   const double down_both = r.d2h_both_bytes_per_second > 0 ? r.d2h_both_bytes_per_second : r.d2h_bytes_per_second;
   const double together = std::min(up / up_both, down / down_both);
-  up_seconds = together + (up - together * up_both) / r.h2d_bytes_per_second;
+  up_seconds = together + (up - together * up_both) / up_alone;
   down_seconds = together + (down - together * down_both) / r.d2h_bytes_per_second;
 }
 
@@ -177,7 +182,8 @@ void model_out_of_core(const OutOfCoreShape& s, const OutOfCoreRates& rates, Out
                                                                            std::min(p.tile_n, s.n),
                                                                            std::min(p.tile_k, s.k), sms)) +
                       c_traffic / kDeviceBytesPerSecond;
-  link_seconds(p.h2d_bytes, p.d2h_bytes, rates, p.h2d_seconds, p.d2h_seconds);
+  const double strided = (a_strided(s, p) ? a_bytes : 0.0) + (b_strided(s, p) ? b_bytes : 0.0);
+  link_seconds(p.h2d_bytes, strided, p.d2h_bytes, rates, p.h2d_seconds, p.d2h_seconds);
   // Never hidden: the first tile's blocks (and C) going up before anything computes, and the
   // last tile coming down after everything has.
   const TileElements e = tile_elements(s, std::min(p.tile_m, s.m), std::min(p.tile_n, s.n), std::min(p.tile_k, s.k));

@@ -34,11 +34,12 @@ Status cublasxt_sgemm(const GemmProblem& problem, const std::vector<int>& device
 // The blockDim a fresh cublasXt handle has.
 Status cublasxt_default_block_dim(RunContext& context, const std::vector<int>& devices, int& out);
 // The host link's bandwidth in bytes per second, pinned memory, medians of `reps` copies of
-// `bytes`: each direction alone, and each while the other runs.
+// `bytes`: each direction alone, each while the other runs, and host to device in short rows.
 struct HostLinkRates {
   std::size_t bytes = 0;
   double h2d = 0, d2h = 0;
   double h2d_both = 0, d2h_both = 0;
+  double h2d_strided = 0;  // alone, in rows of 16 KiB out of rows twice as long
 };
 Status measure_host_link(std::size_t bytes, int reps, HostLinkRates& out);
 // Runs `work` while copies go both ways over the host link for about `seconds` (the

@@ -82,6 +82,23 @@ Status measure_host_link(std::size_t bytes, int reps, HostLinkRates& out) {
       both_down.push_back(down_ms);
     }
   }
+  // Strided: rows of 16 KiB taken from every other 16 KiB of the buffer (half its bytes), as
+  // a block of a wider matrix is copied.
+  constexpr std::size_t kRow = 16 << 10;
+  const std::size_t rows = bytes / (2 * kRow);
+  std::vector<double> strided;
+  for (int r = 0; r < reps + 1; ++r) {
+    CUDA_CHECK(cudaEventRecord(start.get(), up.get()));
+    CUDA_CHECK(cudaMemcpy2DAsync(up_device.data(), kRow, up_host.data(), 2 * kRow, kRow, rows, cudaMemcpyHostToDevice,
+                                 up.get()));
+    CUDA_CHECK(cudaEventRecord(up_end.get(), up.get()));
+    CUDA_CHECK(cudaEventSynchronize(up_end.get()));
+    double ms = 0;
+    GEMMLAB_TRY(elapsed_ms(start.get(), up_end.get(), ms));
+    if (r > 0) strided.push_back(ms);
+  }
+  const double strided_ms = median(strided);
+  out.h2d_strided = strided_ms > 0 ? static_cast<double>(rows * kRow) / (strided_ms * 1e-3) : 0.0;
   const auto rate = [bytes](double ms) { return ms > 0 ? static_cast<double>(bytes) / (ms * 1e-3) : 0.0; };
   out.bytes = bytes;
   out.h2d = rate(median(alone_up));
