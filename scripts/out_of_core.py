@@ -205,6 +205,15 @@ def plot(path, out):
     print(out)
 
 
+def residency(plan):
+    """Which operand stays on the device while the tiles that reuse it run."""
+    if plan.get("a_resident"):
+        return "A resident"
+    if plan.get("b_resident"):
+        return "B resident"
+    return "A and B streamed"
+
+
 def markdown_table(path, link_to=None):
     run = Run(path)
     rows = ["| size | rung | TFLOP/s | × in core | × best cublasXt | bound TFLOP/s | × bound | overlap "
@@ -230,8 +239,7 @@ def markdown_table(path, link_to=None):
                  f"{bound:.1f}" if bound else "–",
                  figure(tflops(r) / bound) if bound else "–",
                  f"{100 * f['overlap']:.0f}%" if f.get("overlap") is not None else "–",
-                 f"{plan['tile_m']}×{plan['tile_n']}×{plan['tile_k']}, A "
-                 + ("resident" if plan.get("a_resident") else "streamed") if plan else "–",
+                 f"{plan['tile_m']}×{plan['tile_n']}×{plan['tile_k']}, " + residency(plan) if plan else "–",
                  device_memory(f),
                  verified]
         rows.append(f"{head} " + " | ".join(cells) + " |")

@@ -26,52 +26,60 @@ Status elapsed_ms(cudaEvent_t from, cudaEvent_t to, double& out) {
   return Status::ok();
 }
 
+// A buffer each way on both sides of the link and a stream per direction.
+struct LinkBuffers {
+  PinnedMemory up_host, down_host;
+  DeviceMemory up_device, down_device;
+  StreamOwner up, down;
+  Status make(std::size_t bytes) {
+    GEMMLAB_TRY(PinnedMemory::allocate(bytes, up_host));
+    GEMMLAB_TRY(PinnedMemory::allocate(bytes, down_host));
+    GEMMLAB_TRY(DeviceMemory::allocate(bytes, up_device));
+    GEMMLAB_TRY(DeviceMemory::allocate(bytes, down_device));
+    GEMMLAB_TRY(make_stream(up));
+    return make_stream(down);
+  }
+};
+
 }  // namespace
 
 Status measure_host_link(std::size_t bytes, int reps, HostLinkRates& out) {
-  PinnedMemory up_host, down_host;
-  DeviceMemory up_device, down_device;
-  GEMMLAB_TRY(PinnedMemory::allocate(bytes, up_host));
-  GEMMLAB_TRY(PinnedMemory::allocate(bytes, down_host));
-  GEMMLAB_TRY(DeviceMemory::allocate(bytes, up_device));
-  GEMMLAB_TRY(DeviceMemory::allocate(bytes, down_device));
-  StreamOwner up, down;
-  GEMMLAB_TRY(make_stream(up));
-  GEMMLAB_TRY(make_stream(down));
+  LinkBuffers link;
+  GEMMLAB_TRY(link.make(bytes));
   EventOwner start, up_end, down_end;
   GEMMLAB_TRY(make_event(start));
   GEMMLAB_TRY(make_event(up_end));
   GEMMLAB_TRY(make_event(down_end));
   const auto copy_up = [&] {
-    return cudaMemcpyAsync(up_device.data(), up_host.data(), bytes, cudaMemcpyHostToDevice, up.get());
+    return cudaMemcpyAsync(link.up_device.data(), link.up_host.data(), bytes, cudaMemcpyHostToDevice, link.up.get());
   };
   const auto copy_down = [&] {
-    return cudaMemcpyAsync(down_host.data(), down_device.data(), bytes, cudaMemcpyDeviceToHost, down.get());
+    return cudaMemcpyAsync(link.down_host.data(), link.down_device.data(), bytes, cudaMemcpyDeviceToHost, link.down.get());
   };
-  CUDA_CHECK(cudaMemset(up_device.data(), 0, bytes));
-  CUDA_CHECK(cudaMemset(down_device.data(), 0, bytes));
+  CUDA_CHECK(cudaMemset(link.up_device.data(), 0, bytes));
+  CUDA_CHECK(cudaMemset(link.down_device.data(), 0, bytes));
   std::vector<double> alone_up, alone_down, both_up, both_down;
   for (int r = 0; r < reps + 1; ++r) {  // the first round warms the path up, untimed
     double ms = 0;
-    CUDA_CHECK(cudaEventRecord(start.get(), up.get()));
+    CUDA_CHECK(cudaEventRecord(start.get(), link.up.get()));
     CUDA_CHECK(copy_up());
-    CUDA_CHECK(cudaEventRecord(up_end.get(), up.get()));
+    CUDA_CHECK(cudaEventRecord(up_end.get(), link.up.get()));
     CUDA_CHECK(cudaEventSynchronize(up_end.get()));
     GEMMLAB_TRY(elapsed_ms(start.get(), up_end.get(), ms));
     if (r > 0) alone_up.push_back(ms);
-    CUDA_CHECK(cudaEventRecord(start.get(), down.get()));
+    CUDA_CHECK(cudaEventRecord(start.get(), link.down.get()));
     CUDA_CHECK(copy_down());
-    CUDA_CHECK(cudaEventRecord(down_end.get(), down.get()));
+    CUDA_CHECK(cudaEventRecord(down_end.get(), link.down.get()));
     CUDA_CHECK(cudaEventSynchronize(down_end.get()));
     GEMMLAB_TRY(elapsed_ms(start.get(), down_end.get(), ms));
     if (r > 0) alone_down.push_back(ms);
     // Both at once, from one start event.
-    CUDA_CHECK(cudaEventRecord(start.get(), up.get()));
-    CUDA_CHECK(cudaStreamWaitEvent(down.get(), start.get()));
+    CUDA_CHECK(cudaEventRecord(start.get(), link.up.get()));
+    CUDA_CHECK(cudaStreamWaitEvent(link.down.get(), start.get()));
     CUDA_CHECK(copy_up());
     CUDA_CHECK(copy_down());
-    CUDA_CHECK(cudaEventRecord(up_end.get(), up.get()));
-    CUDA_CHECK(cudaEventRecord(down_end.get(), down.get()));
+    CUDA_CHECK(cudaEventRecord(up_end.get(), link.up.get()));
+    CUDA_CHECK(cudaEventRecord(down_end.get(), link.down.get()));
     CUDA_CHECK(cudaEventSynchronize(up_end.get()));
     CUDA_CHECK(cudaEventSynchronize(down_end.get()));
     double up_ms = 0, down_ms = 0;
@@ -88,10 +96,10 @@ Status measure_host_link(std::size_t bytes, int reps, HostLinkRates& out) {
   const std::size_t rows = bytes / (2 * kRow);
   std::vector<double> strided;
   for (int r = 0; r < reps + 1; ++r) {
-    CUDA_CHECK(cudaEventRecord(start.get(), up.get()));
-    CUDA_CHECK(cudaMemcpy2DAsync(up_device.data(), kRow, up_host.data(), 2 * kRow, kRow, rows, cudaMemcpyHostToDevice,
-                                 up.get()));
-    CUDA_CHECK(cudaEventRecord(up_end.get(), up.get()));
+    CUDA_CHECK(cudaEventRecord(start.get(), link.up.get()));
+    CUDA_CHECK(cudaMemcpy2DAsync(link.up_device.data(), kRow, link.up_host.data(), 2 * kRow, kRow, rows, cudaMemcpyHostToDevice,
+                                 link.up.get()));
+    CUDA_CHECK(cudaEventRecord(up_end.get(), link.up.get()));
     CUDA_CHECK(cudaEventSynchronize(up_end.get()));
     double ms = 0;
     GEMMLAB_TRY(elapsed_ms(start.get(), up_end.get(), ms));
@@ -113,23 +121,16 @@ Status under_link_traffic(double seconds, const std::function<Status()>& work) {
   // so that the link is still busy when the work ends.
   constexpr std::size_t kChunk = std::size_t{64} << 20;
   const int chunks = std::max(1, static_cast<int>(std::ceil(seconds * 64e9 / static_cast<double>(kChunk))));
-  PinnedMemory up_host, down_host;
-  DeviceMemory up_device, down_device;
-  GEMMLAB_TRY(PinnedMemory::allocate(kChunk, up_host));
-  GEMMLAB_TRY(PinnedMemory::allocate(kChunk, down_host));
-  GEMMLAB_TRY(DeviceMemory::allocate(kChunk, up_device));
-  GEMMLAB_TRY(DeviceMemory::allocate(kChunk, down_device));
-  StreamOwner up, down;
-  GEMMLAB_TRY(make_stream(up));
-  GEMMLAB_TRY(make_stream(down));
+  LinkBuffers link;
+  GEMMLAB_TRY(link.make(kChunk));
   for (int c = 0; c < chunks; ++c) {
-    CUDA_CHECK(cudaMemcpyAsync(up_device.data(), up_host.data(), kChunk, cudaMemcpyHostToDevice, up.get()));
-    CUDA_CHECK(cudaMemcpyAsync(down_host.data(), down_device.data(), kChunk, cudaMemcpyDeviceToHost, down.get()));
+    CUDA_CHECK(cudaMemcpyAsync(link.up_device.data(), link.up_host.data(), kChunk, cudaMemcpyHostToDevice, link.up.get()));
+    CUDA_CHECK(cudaMemcpyAsync(link.down_host.data(), link.down_device.data(), kChunk, cudaMemcpyDeviceToHost, link.down.get()));
   }
   const Status worked = work();
   // The copies end before their buffers are freed, whatever the work did.
-  const cudaError_t up_done = cudaStreamSynchronize(up.get());
-  const cudaError_t down_done = cudaStreamSynchronize(down.get());
+  const cudaError_t up_done = cudaStreamSynchronize(link.up.get());
+  const cudaError_t down_done = cudaStreamSynchronize(link.down.get());
   GEMMLAB_TRY(worked);
   CUDA_CHECK(up_done);
   CUDA_CHECK(down_done);
