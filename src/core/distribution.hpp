@@ -1,0 +1,154 @@
+// The distributed GEMM's decomposition, panel schedule and model, pure arithmetic (no device,
+// no NCCL): how C = alpha A B + beta C is spread over the P GPUs of one host, which GPU roots
+// each broadcast of a panel of A or B, what every GPU receives, and what the model says that
+// costs. The NCCL driver runs exactly the panels summa_panels() lists, in that order.
+//
+// Layout (both decompositions are a pr x pc grid of GPUs; GPU g sits at grid row g / pc and
+// grid column g % pc):
+//   C (m x n)  block (i, j) of a pr x pc cut of rows and columns lives on GPU (i, j);
+//   A (m x k)  its rows cut like C's over grid rows, its K over grid columns: block (i, j);
+//   B (k x n)  its K cut over grid rows, its columns like C's over grid columns: block (i, j).
+// A panel of K is broadcast from the grid column owning it to every GPU of each grid row
+// (A's part) and from the grid row owning it to every GPU of each grid column (B's part); each
+// GPU then adds its (rows x panel) x (panel x columns) product into its block of C (SUMMA).
+// The 1-D decomposition is the same schedule on a P x 1 grid: row blocks of A and C stay put,
+// B is cut by rows of K over the GPUs and broadcast to all in panels.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gemmlab/status.hpp"
+
+namespace gemmlab {
+
+// A run of indices [first, first + count).
+struct Range {
+  std::int64_t first = 0, count = 0;
+  std::int64_t end() const { return first + count; }
+  bool operator==(const Range&) const = default;
+};
+
+// Part `index` of `extent` cut into `parts` balanced parts: the first extent % parts parts
+// one longer than the rest. Needs parts >= 1, 0 <= index < parts, extent >= 0 (the planning
+// functions below check their inputs before they cut).
+Range block_range(std::int64_t extent, int parts, int index);
+// The part of that cut holding `position` (0 <= position < extent).
+int block_owner(std::int64_t extent, int parts, std::int64_t position);
+
+enum class Decomposition : std::uint8_t {
+  RowBlocks,  // 1-D: a P x 1 grid; only B moves
+  Summa,      // 2-D: the grid process_grid() chooses; A moves along grid rows, B along columns
+};
+std::string_view to_string(Decomposition decomposition);                  // "rows" | "summa"
+std::optional<Decomposition> parse_decomposition(std::string_view text);  // as to_string writes
+
+struct ProcessGrid {
+  int rows = 1, cols = 1;
+  int size() const { return rows * cols; }
+  bool operator==(const ProcessGrid&) const = default;
+};
+
+// The pr x pc = `gpus` grid for an m x n C: the one whose largest local block of C has the
+// least rows + columns, which is the least A-panel plus B-panel elements per unit of panel
+// width a GPU holds and, for blocks of a given area, the most square block. Ties go to more
+// grid rows: P x 1 is the 1-D decomposition (A never moves) and, in row-major storage, a
+// block of rows is one contiguous run. Every GPU gets a non-empty block of C (pr <= m,
+// pc <= n); InvalidValue when no factorisation of `gpus` allows that, or gpus < 1.
+Status process_grid(int gpus, std::int64_t m, std::int64_t n, ProcessGrid& out);
+// The grid a decomposition puts `gpus` GPUs on: P x 1 for RowBlocks (needs m >= P), else
+// process_grid().
+Status decomposition_grid(Decomposition decomposition, int gpus, std::int64_t m, std::int64_t n,
+                          ProcessGrid& out);
+
+// What GPU `gpu` of `grid` holds: its block of C (rows x cols), A's (rows x a_k) and B's
+// (b_k x cols). a_k or b_k is empty where K is shorter than the grid's side.
+struct LocalBlocks {
+  Range rows, cols, a_k, b_k;
+};
+LocalBlocks local_blocks(std::int64_t m, std::int64_t n, std::int64_t k, const ProcessGrid& grid, int gpu);
+
+// One step of the schedule: the K range it covers, the grid column whose GPUs hold A's
+// columns of it (each roots the broadcast along its grid row) and the grid row whose GPUs hold
+// B's rows of it (each roots the broadcast along its grid column).
+struct Panel {
+  Range k;
+  int a_root = 0;
+  int b_root = 0;
+  bool operator==(const Panel&) const = default;
+};
+
+// The panels of [0, k) in order: K is first cut where the owner of A's or B's part changes (so
+// each panel is one broadcast from one root per grid row and per grid column), then each such
+// run into the fewest panels no wider than `kb`, of balanced widths (no sliver panel whose
+// broadcast its own tiny product cannot hide). InvalidValue for kb < 1, k < 0 or an empty grid.
+Status summa_panels(std::int64_t k, std::int64_t kb, const ProcessGrid& grid, std::vector<Panel>& out);
+// The 1-D schedule: summa_panels() on a `gpus` x 1 grid (b_root is the GPU holding B's rows).
+Status row_block_panels(std::int64_t k, std::int64_t kb, int gpus, std::vector<Panel>& out);
+
+// The problem as the distribution sees it.
+struct DistributedShape {
+  std::int64_t m = 0, n = 0, k = 0;
+  std::size_t input_bytes = 4;  // bytes of an element of A and B (what the broadcasts move)
+};
+
+// What the model assumes of the machine, per GPU.
+struct DistributedRates {
+  double flops_per_second = 0;       // the in-core rung on a whole local block
+  double link_bytes_per_second = 0;  // what one GPU receives per second over NVLink (measured)
+  double broadcast_seconds = 0;      // fixed cost of a panel's broadcasts (launch, handshake)
+  int multiprocessors = 0;           // the GPU's SMs (0: an H100's 132), for thin products
+};
+
+// The model's counts and times; the slowest GPU counts for each.
+struct DistributedModel {
+  double flops_per_gpu_max = 0;           // 2 * rows * cols * k of the largest local block
+  double bytes_received_per_gpu_max = 0;  // A and B panels, a root's own panel not counted
+  double panel_bytes_received_max = 0;    // the most one GPU receives for one panel
+  double bytes_received_total = 0;        // over all GPUs: what the broadcasts deliver
+  // Seconds: compute is each panel's product at the rung's rate, discounted as
+  // block_efficiency() says for a thin K; comm is the received bytes over the link plus each
+  // panel's broadcast cost; fill is the first panel's comm, which nothing hides.
+  double compute_seconds = 0, comm_seconds = 0, fill_seconds = 0;
+  double model_seconds = 0;  // per GPU fill + max(compute, comm after the fill), the slowest GPU's
+};
+
+// The schedule one run follows, as planned.
+struct DistributedPlan {
+  Decomposition decomposition = Decomposition::Summa;
+  ProcessGrid grid;
+  // kb: no panel is wider. choose_panel_width() gives the widest panel's width, the least kb
+  // that lists the same panels.
+  std::int64_t panel_width = 0;
+  std::vector<Panel> panels;
+  std::uint64_t panel_buffer_bytes = 0;  // per GPU, panel_buffer_bytes() of these panels
+  DistributedModel model;
+  std::string describe() const;  // "summa on a 2x2 grid, 24 panels of K up to 2048, ..."
+};
+
+// Two buffers each of A's and B's widest panel per GPU, densely packed (NCCL moves contiguous
+// buffers): one being received while the other is multiplied.
+inline constexpr int kDistributedPanelBuffers = 2;
+std::uint64_t panel_buffer_bytes(const DistributedShape& s, const ProcessGrid& grid,
+                                 const std::vector<Panel>& panels);
+
+// The model of `panels` on `grid` at `rates`. InvalidValue for a bad shape, grid or rate.
+Status model_distribution(const DistributedShape& s, const ProcessGrid& grid, const std::vector<Panel>& panels,
+                          const DistributedRates& rates, DistributedModel& out);
+
+// The whole plan for a given panel width kb.
+Status plan_distribution(const DistributedShape& s, Decomposition decomposition, int gpus, std::int64_t kb,
+                         const DistributedRates& rates, DistributedPlan& out);
+
+// The plan whose panel width the model ranks fastest among those whose panel buffers fit
+// `budget` bytes per GPU (what is left beside the resident blocks of A, B and C). Narrow panels
+// lose to thin products and per-broadcast costs, wide ones to the fill. InvalidValue when even
+// the narrowest candidate does not fit, naming its bytes and the budget.
+Status choose_panel_width(const DistributedShape& s, Decomposition decomposition, int gpus, std::uint64_t budget,
+                          const DistributedRates& rates, DistributedPlan& out);
+
+}  // namespace gemmlab

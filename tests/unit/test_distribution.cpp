@@ -1,0 +1,400 @@
+// The distributed GEMM's decomposition, panel schedules and model, without a GPU: balanced
+// ranges cover each extent once, grids multiply to P with the most square blocks of C, panels
+// tile K with one owner each and are cut where ownership changes, the bytes and times the model
+// counts match a case worked by hand, the panel width chosen fits its memory and beats the
+// others, and every refusal names the value at fault.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <ostream>
+#include <utility>
+#include <vector>
+
+#include "core/distribution.hpp"
+#include "core/out_of_core_plan.hpp"
+#include "support/assertions.hpp"
+
+namespace gemmlab {
+
+// Readable failures.
+void PrintTo(const Range& r, std::ostream* os) { *os << "[" << r.first << ", " << r.end() << ")"; }
+void PrintTo(const ProcessGrid& g, std::ostream* os) { *os << g.rows << "x" << g.cols; }
+void PrintTo(const Panel& p, std::ostream* os) {
+  PrintTo(p.k, os);
+  *os << " A from column " << p.a_root << ", B from row " << p.b_root;
+}
+
+namespace {
+
+using testing::contains;
+
+// Every part of the cut, in order.
+std::vector<Range> all_parts(std::int64_t extent, int parts) {
+  std::vector<Range> out;
+  for (int i = 0; i < parts; ++i) out.push_back(block_range(extent, parts, i));
+  return out;
+}
+
+ProcessGrid grid_for(int gpus, std::int64_t m, std::int64_t n) {
+  ProcessGrid grid{0, 0};
+  const Status status = process_grid(gpus, m, n, grid);
+  EXPECT_TRUE(status.is_ok()) << status.describe();
+  return grid;
+}
+
+std::vector<Panel> panels_for(std::int64_t k, std::int64_t kb, ProcessGrid grid) {
+  std::vector<Panel> panels;
+  const Status status = summa_panels(k, kb, grid, panels);
+  EXPECT_TRUE(status.is_ok()) << status.describe();
+  return panels;
+}
+
+// The panels tile [0, k) in order, none wider than kb, and each lies inside one block of A's K
+// (grid columns) and one of B's (grid rows), those of its roots; a cut only where needed:
+// consecutive panels with the same roots are as balanced as the run they split.
+void expect_valid_schedule(const std::vector<Panel>& panels, std::int64_t k, std::int64_t kb, ProcessGrid grid) {
+  std::int64_t next = 0;
+  for (const Panel& p : panels) {
+    SCOPED_TRACE(::testing::Message() << "panel [" << p.k.first << ", " << p.k.end() << ")");
+    EXPECT_EQ(p.k.first, next);
+    EXPECT_GE(p.k.count, 1);
+    EXPECT_LE(p.k.count, kb);
+    const Range a_block = block_range(k, grid.cols, p.a_root), b_block = block_range(k, grid.rows, p.b_root);
+    EXPECT_GE(p.k.first, a_block.first);
+    EXPECT_LE(p.k.end(), a_block.end());
+    EXPECT_GE(p.k.first, b_block.first);
+    EXPECT_LE(p.k.end(), b_block.end());
+    next = p.k.end();
+  }
+  EXPECT_EQ(next, k);
+}
+
+TEST(Distribution, BlockRangesCoverTheExtentOnceAndAreBalanced) {
+  EXPECT_EQ(all_parts(10, 3), (std::vector<Range>{{0, 4}, {4, 3}, {7, 3}}));
+  EXPECT_EQ(all_parts(2, 4), (std::vector<Range>{{0, 1}, {1, 1}, {2, 0}, {2, 0}}));
+  for (const std::int64_t extent : {0, 1, 7, 4097, 16383, 16384, 16385})
+    for (const int parts : {1, 2, 3, 7, 8}) {
+      SCOPED_TRACE(::testing::Message() << extent << " in " << parts);
+      std::int64_t next = 0;
+      for (int i = 0; i < parts; ++i) {
+        const Range r = block_range(extent, parts, i);
+        EXPECT_EQ(r.first, next);
+        // The first extent % parts parts hold one more than the rest.
+        EXPECT_EQ(r.count, extent / parts + (i < extent % parts ? 1 : 0));
+        // Each index of the part (its ends suffice: parts are runs) is owned by it.
+        if (r.count > 0) {
+          EXPECT_EQ(block_owner(extent, parts, r.first), i);
+          EXPECT_EQ(block_owner(extent, parts, r.end() - 1), i);
+        }
+        next = r.end();
+      }
+      EXPECT_EQ(next, extent);
+    }
+}
+
+TEST(Distribution, DecompositionNamesRoundTrip) {
+  for (const Decomposition d : {Decomposition::RowBlocks, Decomposition::Summa})
+    EXPECT_EQ(parse_decomposition(to_string(d)), d);
+  EXPECT_EQ(to_string(Decomposition::RowBlocks), "rows");
+  EXPECT_EQ(to_string(Decomposition::Summa), "summa");
+  EXPECT_FALSE(parse_decomposition("2d").has_value());
+  EXPECT_FALSE(parse_decomposition("").has_value());
+}
+
+TEST(DistributionGrid, OneGpuIsOneByOne) {
+  EXPECT_EQ(grid_for(1, 16384, 16384), (ProcessGrid{1, 1}));
+  EXPECT_EQ(grid_for(1, 1, 1), (ProcessGrid{1, 1}));
+}
+
+TEST(DistributionGrid, SquareBlocksOfCAndTiesToMoreRows) {
+  // Square C: 2 GPUs tie (8192 + 16384 either way), more rows wins; 4 and 8 split both ways.
+  EXPECT_EQ(grid_for(2, 16384, 16384), (ProcessGrid{2, 1}));
+  EXPECT_EQ(grid_for(4, 16384, 16384), (ProcessGrid{2, 2}));
+  EXPECT_EQ(grid_for(6, 16384, 16384), (ProcessGrid{3, 2}));
+  EXPECT_EQ(grid_for(8, 16384, 16384), (ProcessGrid{4, 2}));
+  EXPECT_EQ(grid_for(16, 16384, 16384), (ProcessGrid{4, 4}));
+  // Twice as tall as wide: 3x2 gives blocks 10923 x 8192 (sum 19115); 2x3 16384 x 5462 and
+  // 6x1 5462 x 16384 (21846 each). Twice as wide: the transpose.
+  EXPECT_EQ(grid_for(6, 32768, 16384), (ProcessGrid{3, 2}));
+  EXPECT_EQ(grid_for(6, 16384, 32768), (ProcessGrid{2, 3}));
+  // Six times as tall: row blocks are square.
+  EXPECT_EQ(grid_for(6, 6 * 8192, 8192), (ProcessGrid{6, 1}));
+  // Primes go along the longer side.
+  EXPECT_EQ(grid_for(7, 20000, 10000), (ProcessGrid{7, 1}));
+  EXPECT_EQ(grid_for(7, 10000, 20000), (ProcessGrid{1, 7}));
+  EXPECT_EQ(grid_for(5, 16384, 16384), (ProcessGrid{5, 1}));
+}
+
+TEST(DistributionGrid, GridsMultiplyToTheGpusAndNoOtherHoldsLess) {
+  for (const auto& [m, n] : {std::pair<std::int64_t, std::int64_t>{16384, 16384}, {40000, 3000}, {3000, 40000},
+                             {16383, 16385}, {5, 1000}})
+    for (int gpus = 1; gpus <= 16; ++gpus) {
+      SCOPED_TRACE(::testing::Message() << gpus << " GPUs, " << m << " x " << n);
+      const ProcessGrid g = grid_for(gpus, m, n);
+      EXPECT_EQ(g.rows * g.cols, gpus);
+      EXPECT_LE(g.rows, m);
+      const auto held = [&](int rows, int cols) { return (m + rows - 1) / rows + (n + cols - 1) / cols; };
+      for (int rows = 1; rows <= gpus; ++rows)
+        if (gpus % rows == 0 && rows <= m && gpus / rows <= n) {
+          EXPECT_LE(held(g.rows, g.cols), held(rows, gpus / rows)) << rows;
+        }
+    }
+}
+
+TEST(DistributionGrid, TooManyGpusForTheBlocksOfCAreRefusedByName) {
+  ProcessGrid g;
+  // 5 GPUs: 5x1 needs 5 rows, 1x5 five columns; C has 3 and 4.
+  Status status = process_grid(5, 3, 4, g);
+  EXPECT_EQ(status.code(), StatusCode::InvalidValue);
+  EXPECT_TRUE(contains(status.message(), "5 GPUs cannot each hold a block of C (3x4)"));
+  // 6 GPUs fit 3 x 4 as 3x2 or 2x3.
+  EXPECT_TRUE(process_grid(6, 3, 4, g).is_ok());
+  EXPECT_EQ(g, (ProcessGrid{3, 2}));
+  status = process_grid(0, 100, 100, g);
+  EXPECT_TRUE(contains(status.message(), "number of GPUs (0)"));
+  status = process_grid(2, 0, 100, g);
+  EXPECT_TRUE(contains(status.message(), "m (0)"));
+  status = process_grid(2, 100, -3, g);
+  EXPECT_TRUE(contains(status.message(), "n (-3)"));
+  // Row blocks need a row of C per GPU; SUMMA on the same C finds a grid.
+  status = decomposition_grid(Decomposition::RowBlocks, 8, 5, 1000, g);
+  EXPECT_EQ(status.code(), StatusCode::InvalidValue);
+  EXPECT_TRUE(contains(status.message(), "m >= 8 (m = 5)"));
+  // (1x8 holds blocks of 5 x 125, 2x4 of 3 x 250.)
+  EXPECT_TRUE(decomposition_grid(Decomposition::Summa, 8, 5, 1000, g).is_ok());
+  EXPECT_EQ(g, (ProcessGrid{1, 8}));
+  EXPECT_TRUE(decomposition_grid(Decomposition::RowBlocks, 8, 16384, 16384, g).is_ok());
+  EXPECT_EQ(g, (ProcessGrid{8, 1}));
+}
+
+TEST(DistributionPanels, CutWhereOwnershipChangesThenBalanced) {
+  // 2x2 grid, K = 4097: A's K over the 2 columns and B's over the 2 rows both end a block at
+  // 2049. The run [0, 2049) takes 3 panels of 683, the run [2049, 4097) 2 of 1024.
+  EXPECT_EQ(panels_for(4097, 1024, {2, 2}),
+            (std::vector<Panel>{{{0, 683}, 0, 0}, {{683, 683}, 0, 0}, {{1366, 683}, 0, 0},
+                                {{2049, 1024}, 1, 1}, {{3073, 1024}, 1, 1}}));
+  // 3x2 grid, K = 1000: A's K ends blocks at 500 (columns), B's at 334 and 667 (rows): runs
+  // [0, 334) (A 0, B 0), [334, 500) (0, 1), [500, 667) (1, 1), [667, 1000) (1, 2).
+  EXPECT_EQ(panels_for(1000, 300, {3, 2}),
+            (std::vector<Panel>{{{0, 167}, 0, 0}, {{167, 167}, 0, 0}, {{334, 166}, 0, 1}, {{500, 167}, 1, 1},
+                                {{667, 167}, 1, 2}, {{834, 166}, 1, 2}}));
+}
+
+TEST(DistributionPanels, EveryPanelHasOneOwnerAndTheyTileK) {
+  for (const ProcessGrid grid : {ProcessGrid{1, 1}, ProcessGrid{2, 1}, ProcessGrid{2, 2}, ProcessGrid{3, 2},
+                                 ProcessGrid{1, 7}, ProcessGrid{4, 4}})
+    for (const std::int64_t k : {1, 2, 5, 255, 4097, 16385})
+      for (const std::int64_t kb : {1, 7, 256, 1000, 100000}) {
+        SCOPED_TRACE(::testing::Message() << grid.rows << "x" << grid.cols << " k " << k << " kb " << kb);
+        expect_valid_schedule(panels_for(k, kb, grid), k, kb, grid);
+      }
+}
+
+TEST(DistributionPanels, RowBlocksBroadcastBFromTheGpuHoldingItsRows) {
+  // B's 10 rows over 3 GPUs: [0, 4), [4, 7), [7, 10); A (grid column 0) never moves.
+  std::vector<Panel> panels;
+  ASSERT_TRUE(row_block_panels(10, 4, 3, panels).is_ok());
+  EXPECT_EQ(panels, (std::vector<Panel>{{{0, 4}, 0, 0}, {{4, 3}, 0, 1}, {{7, 3}, 0, 2}}));
+  ASSERT_TRUE(row_block_panels(10, 2, 3, panels).is_ok());
+  EXPECT_EQ(panels, (std::vector<Panel>{{{0, 2}, 0, 0}, {{2, 2}, 0, 0}, {{4, 2}, 0, 1}, {{6, 1}, 0, 1},
+                                        {{7, 2}, 0, 2}, {{9, 1}, 0, 2}}));
+}
+
+TEST(DistributionPanels, OddSizesKOfOneAndOneGpu) {
+  // One GPU: every panel is its own; K = 4097 in panels of at most 1024 is 5 of 820 or 819.
+  EXPECT_EQ(panels_for(4097, 1024, {1, 1}),
+            (std::vector<Panel>{{{0, 820}, 0, 0}, {{820, 820}, 0, 0}, {{1640, 819}, 0, 0}, {{2459, 819}, 0, 0},
+                                {{3278, 819}, 0, 0}}));
+  // K = 1 on 2x2: one panel, held by grid column 0 and grid row 0; the others hold no K.
+  EXPECT_EQ(panels_for(1, 64, {2, 2}), (std::vector<Panel>{{{0, 1}, 0, 0}}));
+  const LocalBlocks last = local_blocks(16383, 16385, 1, {2, 2}, 3);
+  EXPECT_EQ(last.rows, (Range{8192, 8191}));
+  EXPECT_EQ(last.cols, (Range{8193, 8192}));
+  EXPECT_EQ(last.a_k, (Range{1, 0}));
+  EXPECT_EQ(last.b_k, (Range{1, 0}));
+  // K = 0: nothing to broadcast.
+  EXPECT_TRUE(panels_for(0, 64, {2, 2}).empty());
+
+  // 16383 x 16385 x 4097 on one GPU: nothing moves, the model is the product alone.
+  const DistributedShape odd{16383, 16385, 4097, 2};
+  const DistributedRates rates{1e14, 0, 1e-5, 132};
+  DistributedPlan plan;
+  ASSERT_TRUE(plan_distribution(odd, Decomposition::Summa, 1, 1024, rates, plan).is_ok());
+  EXPECT_EQ(plan.grid, (ProcessGrid{1, 1}));
+  EXPECT_EQ(plan.panels.size(), 5u);
+  EXPECT_EQ(plan.panel_buffer_bytes, 0u);
+  EXPECT_DOUBLE_EQ(plan.model.flops_per_gpu_max, 2.0 * 16383 * 16385 * 4097);
+  EXPECT_EQ(plan.model.bytes_received_total, 0.0);
+  EXPECT_EQ(plan.model.comm_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(plan.model.model_seconds, plan.model.compute_seconds);
+  EXPECT_GT(plan.model.compute_seconds, 2.0 * 16383 * 16385 * 4097 / 1e14);
+}
+
+// m = n = 2048, k = 256, 2-byte elements on a 2x2 grid with panels of 128: blocks of C
+// 1024 x 1024; panel [0, 128) is rooted at grid column 0 and row 0, panel [128, 256) at
+// column 1 and row 1. A panel of A or B is 1024 x 128 x 2 = 262144 bytes.
+constexpr double kPanelOperandBytes = 1024.0 * 128 * 2;
+const DistributedShape kWorkedShape{2048, 2048, 256, 2};
+// 64 SMs hold the 8 x 8 tiles of 128 x 128 in one wave: block_efficiency is 1 / 1.2 for the
+// wave (a fifth lost to the ramp) times 128 / (128 + 128) for the thin K: 1 / 2.4.
+constexpr double kWorkedEfficiency = 1.0 / 2.4;
+
+TEST(DistributionModel, BytesAndTimesOfAWorkedCase) {
+  ASSERT_DOUBLE_EQ(block_efficiency(1024, 1024, 128, 64), kWorkedEfficiency);
+  const DistributedRates rates{1e12, 1e11, 1e-5, 64};
+  DistributedPlan plan;
+  ASSERT_TRUE(plan_distribution(kWorkedShape, Decomposition::Summa, 4, 128, rates, plan).is_ok());
+  ASSERT_EQ(plan.grid, (ProcessGrid{2, 2}));
+  ASSERT_EQ(plan.panels, (std::vector<Panel>{{{0, 128}, 0, 0}, {{128, 128}, 1, 1}}));
+  const DistributedModel& m = plan.model;
+  // GPU (0,0) receives both operands of panel 1, GPU (1,1) both of panel 0, GPUs (0,1) and
+  // (1,0) one operand of each: two panels' worth of bytes each, eight in all.
+  EXPECT_DOUBLE_EQ(m.bytes_received_per_gpu_max, 2 * kPanelOperandBytes);
+  EXPECT_DOUBLE_EQ(m.panel_bytes_received_max, 2 * kPanelOperandBytes);
+  EXPECT_DOUBLE_EQ(m.bytes_received_total, 8 * kPanelOperandBytes);
+  EXPECT_DOUBLE_EQ(m.flops_per_gpu_max, 2.0 * 1024 * 1024 * 256);
+  const double compute = 2.0 * 1024 * 1024 * 256 / (1e12 * kWorkedEfficiency);  // 1.288 ms
+  EXPECT_DOUBLE_EQ(m.compute_seconds, compute);
+  // Each GPU: two broadcasts of 10 us and 524288 bytes at 100 GB/s.
+  EXPECT_DOUBLE_EQ(m.comm_seconds, 2e-5 + 2 * kPanelOperandBytes / 1e11);
+  // GPU (1,1) waits for a whole first panel: the slowest fill, and the slowest GPU.
+  const double fill = 1e-5 + 2 * kPanelOperandBytes / 1e11;
+  EXPECT_DOUBLE_EQ(m.fill_seconds, fill);
+  EXPECT_DOUBLE_EQ(m.model_seconds, fill + compute);
+  EXPECT_EQ(plan.panel_buffer_bytes, 2u * (1024 + 1024) * 128 * 2);
+  EXPECT_TRUE(contains(plan.describe(), "summa on a 2x2 grid: 2 panels of K at most 128 wide"));
+}
+
+TEST(DistributionModel, OnASlowLinkTheFirstPanelIsCountedOnce) {
+  // At 100 MB/s the broadcasts outlast the products. GPUs (0,1) and (1,0) receive one operand
+  // per panel: fill + the second panel's broadcast, 2 x 2.63 ms. GPU (1,1) receives both of
+  // the first panel before it can compute anything, then only computes: 5.25 + 1.29 ms, the
+  // slowest though it moves no more bytes.
+  const DistributedRates rates{1e12, 1e8, 1e-5, 64};
+  DistributedPlan plan;
+  ASSERT_TRUE(plan_distribution(kWorkedShape, Decomposition::Summa, 4, 128, rates, plan).is_ok());
+  const double compute = 2.0 * 1024 * 1024 * 256 / (1e12 * kWorkedEfficiency);
+  const double whole_first_panel = 1e-5 + 2 * kPanelOperandBytes / 1e8;
+  EXPECT_DOUBLE_EQ(plan.model.model_seconds, whole_first_panel + compute);
+  EXPECT_DOUBLE_EQ(plan.model.comm_seconds, 2e-5 + 2 * kPanelOperandBytes / 1e8);
+  EXPECT_GT(plan.model.model_seconds, plan.model.comm_seconds);
+}
+
+TEST(DistributionModel, RowBlocksMoveOnlyB) {
+  // 4 GPUs in row blocks of 512 rows: B (256 x 2048) in 4 blocks of 64 rows, each broadcast to
+  // the 3 other GPUs.
+  const DistributedRates rates{1e12, 1e11, 0, 64};
+  DistributedPlan plan;
+  ASSERT_TRUE(plan_distribution(kWorkedShape, Decomposition::RowBlocks, 4, 128, rates, plan).is_ok());
+  EXPECT_EQ(plan.grid, (ProcessGrid{4, 1}));
+  EXPECT_EQ(plan.panels.size(), 4u);
+  const double b_block = 64.0 * 2048 * 2;
+  EXPECT_DOUBLE_EQ(plan.model.bytes_received_per_gpu_max, 3 * b_block);
+  EXPECT_DOUBLE_EQ(plan.model.panel_bytes_received_max, b_block);
+  EXPECT_DOUBLE_EQ(plan.model.bytes_received_total, 12 * b_block);
+  EXPECT_DOUBLE_EQ(plan.model.comm_seconds, 3 * b_block / 1e11);
+  // Two buffers of B's widest panel (64 x 2048); A is multiplied where it lies.
+  EXPECT_EQ(plan.panel_buffer_bytes, 2u * 64 * 2048 * 2);
+}
+
+TEST(DistributionChoice, TheChosenWidthFitsAndNoOtherWidthDoesBetter) {
+  // 16384^3 bf16 on 4 H100-like GPUs: 650 TFLOP/s, 300 GB/s received, 20 us per broadcast.
+  const DistributedShape s{16384, 16384, 16384, 2};
+  const DistributedRates rates{650e12, 300e9, 20e-6, 132};
+  const std::uint64_t budget = 1ull << 30;
+  DistributedPlan chosen;
+  ASSERT_TRUE(choose_panel_width(s, Decomposition::Summa, 4, budget, rates, chosen).is_ok());
+  EXPECT_LE(chosen.panel_buffer_bytes, budget);
+  // Neither the narrowest panels (thin products, many broadcasts) nor one panel per run (a
+  // whole run's broadcast in the fill).
+  EXPECT_GT(chosen.panel_width, 256);
+  EXPECT_LT(chosen.panel_width, 8192);
+  // The width reported is the widest panel's.
+  std::int64_t widest = 0;
+  for (const Panel& p : chosen.panels) widest = std::max(widest, p.k.count);
+  EXPECT_EQ(chosen.panel_width, widest);
+  for (const std::int64_t kb : {256, 512, 1024, 2048, 4096, 8192}) {
+    DistributedPlan other;
+    ASSERT_TRUE(plan_distribution(s, Decomposition::Summa, 4, kb, rates, other).is_ok());
+    if (other.panel_buffer_bytes <= budget) {
+      EXPECT_LE(chosen.model.model_seconds, other.model.model_seconds * 1.001) << kb << ": " << other.describe();
+    }
+  }
+}
+
+TEST(DistributionChoice, LessMemoryNarrowsThePanelsAndTooLittleIsRefused) {
+  const DistributedShape s{16384, 16384, 16384, 2};
+  const DistributedRates rates{650e12, 300e9, 20e-6, 132};
+  double last = 0;
+  for (const std::uint64_t mib : {1024, 64, 8, 1}) {
+    DistributedPlan p;
+    ASSERT_TRUE(choose_panel_width(s, Decomposition::Summa, 4, mib << 20, rates, p).is_ok()) << mib;
+    EXPECT_LE(p.panel_buffer_bytes, mib << 20);
+    EXPECT_GE(p.model.model_seconds, last) << mib << " MiB: " << p.describe();
+    last = p.model.model_seconds;
+  }
+  // Width 1 on the 2x2 grid needs 2 x (8192 + 8192) x 2 = 65536 bytes.
+  DistributedPlan p;
+  const Status status = choose_panel_width(s, Decomposition::Summa, 4, 65535, rates, p);
+  EXPECT_EQ(status.code(), StatusCode::InvalidValue);
+  EXPECT_TRUE(contains(status.message(), "65536 bytes")) << status.message();
+  EXPECT_TRUE(contains(status.message(), "budget of 65535 bytes")) << status.message();
+}
+
+TEST(DistributionChoice, OneGpuTakesAllOfKInOnePanel) {
+  DistributedPlan p;
+  ASSERT_TRUE(choose_panel_width({4096, 4096, 4097, 4}, Decomposition::Summa, 1, 0, {50e12, 0, 0, 0}, p).is_ok());
+  EXPECT_EQ(p.panels, (std::vector<Panel>{{{0, 4097}, 0, 0}}));
+  EXPECT_EQ(p.panel_width, 4097);
+}
+
+TEST(DistributionModel, RefusalsNameTheBadValue) {
+  std::vector<Panel> panels;
+  Status status = summa_panels(100, 0, {2, 2}, panels);
+  EXPECT_EQ(status.code(), StatusCode::InvalidValue);
+  EXPECT_TRUE(contains(status.message(), "kb (0)"));
+  status = summa_panels(-1, 16, {2, 2}, panels);
+  EXPECT_TRUE(contains(status.message(), "k (-1)"));
+  status = summa_panels(100, 16, {0, 2}, panels);
+  EXPECT_TRUE(contains(status.message(), "0x2 grid"));
+  status = summa_panels(std::int64_t{1} << 40, 1, {1, 1}, panels);
+  EXPECT_TRUE(contains(status.message(), "kb (1) cuts K (1099511627776)"));
+  status = row_block_panels(100, 16, -2, panels);
+  EXPECT_TRUE(contains(status.message(), "GPUs (-2)"));
+
+  DistributedPlan plan;
+  const DistributedRates good{1e12, 1e11, 1e-5, 0};
+  status = plan_distribution(kWorkedShape, Decomposition::Summa, 4, -5, good, plan);
+  EXPECT_TRUE(contains(status.message(), "kb (-5)"));
+  // A huge kb is one panel per run of K, not an overflow.
+  const std::int64_t widest_kb = std::numeric_limits<std::int64_t>::max();
+  ASSERT_TRUE(plan_distribution(kWorkedShape, Decomposition::Summa, 4, widest_kb, good, plan).is_ok());
+  EXPECT_EQ(plan.panels.size(), 2u);
+  status = plan_distribution({2048, 2048, -1, 2}, Decomposition::Summa, 4, 128, good, plan);
+  EXPECT_TRUE(contains(status.message(), "k (-1)"));
+  status = plan_distribution({std::int64_t{1} << 40, 16, std::int64_t{1} << 30, 2}, Decomposition::Summa, 4, 128,
+                             good, plan);
+  EXPECT_TRUE(contains(status.message(), "A (1099511627776x1073741824) overflows"));
+  status = plan_distribution(kWorkedShape, Decomposition::Summa, 4, 128, {0, 1e11, 0, 0}, plan);
+  EXPECT_TRUE(contains(status.message(), "flop rate (0)"));
+  status = plan_distribution(kWorkedShape, Decomposition::Summa, 4, 128, {1e12, -1, 0, 0}, plan);
+  EXPECT_TRUE(contains(status.message(), "link rate (-1 bytes/s)"));
+  status = plan_distribution(kWorkedShape, Decomposition::Summa, 4, 128, {1e12, 1e11, -1e-6, 0}, plan);
+  EXPECT_TRUE(contains(status.message(), "broadcast (-1e-06 s)"));
+
+  // A schedule that does not tile K, or roots a panel off the grid.
+  DistributedModel model;
+  status = model_distribution(kWorkedShape, {2, 2}, {{{0, 128}, 0, 0}}, good, model);
+  EXPECT_TRUE(contains(status.message(), "cover [0, 128) but K is 256"));
+  status = model_distribution(kWorkedShape, {2, 2}, {{{0, 128}, 0, 0}, {{128, 128}, 2, 1}}, good, model);
+  EXPECT_TRUE(contains(status.message(), "panel 1's roots (A: column 2, B: row 1)"));
+  status = model_distribution(kWorkedShape, {2, 2}, {{{0, 100}, 0, 0}, {{120, 136}, 0, 0}}, good, model);
+  EXPECT_TRUE(contains(status.message(), "panel 1 covers [120, 256) but should start at 100"));
+  status = model_distribution(kWorkedShape, {4096, 1}, {}, good, model);
+  EXPECT_TRUE(contains(status.message(), "4096x1 grid of GPUs leaves some without a block of C (2048x2048)"));
+}
+
+}  // namespace
+}  // namespace gemmlab
