@@ -246,6 +246,21 @@ std::string shapes_text(const std::vector<bench::Shape>& shapes) {
 
 namespace {
 
+// What every report of bench says of its run: the command, device, settings, when and where.
+bench::RunContext report_context(const SelectionArgs& args, const std::string& command, Backend backend,
+                                 const Executor& executor, const bench::Options& o, const std::string& started) {
+  bench::RunContext context;
+  context.command = command;
+  context.backend = std::string(to_string(backend));
+  context.device = executor.describe();
+  context.options = o;
+  context.command_line = args.command_line;
+  context.date = started;
+  context.host = host_info().hostname;
+  context.samples = args.samples;
+  return context;
+}
+
 // bench --out-of-core: its own job (bench/out_of_core.hpp), reported as bench reports.
 int run_out_of_core_bench(const SelectionArgs& args, bench::Options& o, Backend backend,
                           std::optional<double> device_memory_share, bool seed_given) {
@@ -301,15 +316,8 @@ int run_out_of_core_bench(const SelectionArgs& args, bench::Options& o, Backend 
     fmt::print(stderr, "gemmlab: {}\n", s.code() == StatusCode::AllocFailed ? s.message() : s.describe());
     return s.code() == StatusCode::InvalidValue ? kExitUsage : kExitFailure;
   }
-  bench::RunContext context;
-  context.command = "bench --out-of-core";
-  context.backend = "cuda";
-  context.device = executor->describe();
-  context.options = o;
-  context.command_line = args.command_line;
-  context.date = started;
-  context.host = host_info().hostname;
-  context.samples = args.samples;
+  bench::RunContext context =
+      report_context(args, "bench --out-of-core", Backend::Cuda, *executor, o, started);
   context.host_link = link;
   if (args.format == "json") fmt::print(out.stream(), "{}\n", bench::to_json(records, context).dump(2));
   else if (args.format == "csv") fmt::print(out.stream(), "{}", bench::format_csv(records));
@@ -439,15 +447,7 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
     return s.code() == StatusCode::InvalidValue ? kExitUsage : kExitFailure;
   }
 
-  bench::RunContext context;
-  context.command = verify_only ? "verify" : "bench";
-  context.backend = std::string(to_string(backend));
-  context.device = executor->describe();
-  context.options = o;
-  context.command_line = args.command_line;
-  context.date = started;
-  context.host = host_info().hostname;
-  context.samples = args.samples;
+  bench::RunContext context = report_context(args, verify_only ? "verify" : "bench", backend, *executor, o, started);
   context.memory = std::move(memory);
   if (args.format == "json") {
     nlohmann::json doc = bench::to_json(records, context);
