@@ -16,7 +16,8 @@
 # scikit-build-core to build it, pytest, NumPy, pandas and pyarrow (which pandas loads where it
 # is installed) to test it, each imported and its version checked against a minimum; what is
 # missing comes from PyPI through pip at the versions pinned below (apt has no nanobind), the
-# rest through apt.
+# rest through apt. Where the CUDA toolkit is, NCCL (for the distributed GEMM): found beside
+# the toolkit, in the system or as pip's nvidia-nccl-cu13, else installed from PyPI (pinned).
 set -euo pipefail
 
 check_only=0
@@ -186,6 +187,28 @@ if [[ -n "$py" ]]; then
     missing_needs+=("$name")
     missing_pip+=("$name==$pin")
   done
+fi
+
+# ---- NCCL, where the CUDA toolkit is: the distributed GEMM (optional in the build) ------------
+# Looked for where cmake/nccl.cmake looks: the toolkit's folders, the system's, the Python
+# package; missing, it comes from PyPI (nvidia-nccl-cu13, the release the GPU machines run).
+nccl_pin="nvidia-nccl-cu13==2.28.9"
+if nvcc_path="$(command -v nvcc 2>/dev/null)" && [[ -s "$nvcc_path" ]]; then
+  toolkit="$(dirname "$(dirname "$(readlink -f "$nvcc_path")")")"
+  nccl_header=""
+  for d in "${NCCL_ROOT:-/nonexistent}/include" "$toolkit/include" /usr/include /usr/local/include; do
+    if [[ -f "$d/nccl.h" ]]; then nccl_header="$d/nccl.h"; break; fi
+  done
+  if [[ -z "$nccl_header" && -n "$py" ]]; then
+    nccl_header="$("$py" -c 'import nvidia.nccl as m, os; p = os.path.join(list(m.__path__)[0], "include", "nccl.h"); print(p if os.path.exists(p) else "")' 2>/dev/null || true)"
+  fi
+  if [[ -n "$nccl_header" ]]; then
+    found NCCL "$nccl_header ($(sed -n 's/^#define NCCL_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\).*/\2/p' "$nccl_header" | paste -sd.))"
+  elif [[ -n "$py" ]]; then
+    printf 'install-deps: MISSING %-14s no nccl.h beside %s or the system (pip %s)\n' NCCL "$toolkit" "$nccl_pin"
+    missing_needs+=(NCCL)
+    missing_pip+=("$nccl_pin")
+  fi
 fi
 
 # ---- install what is missing ----------------------------------------------------------------

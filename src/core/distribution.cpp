@@ -1,8 +1,9 @@
-#include "core/distribution.hpp"
+#include "gemmlab/distribution.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <tuple>
 #include <utility>
@@ -14,6 +15,8 @@ namespace {
 
 // Where the rates give no SM count: an H100's.
 constexpr int kNominalMultiprocessors = 132;
+// Where the rates give no DRAM rate: an H100 SXM's measured copy rate.
+constexpr double kNominalDeviceBytesPerSecond = 3.0e12;
 // Panel widths the choice tries are multiples of this (the in-core rungs' K blocks divide it)
 // and the longest run of K with one owner (wider panels change nothing).
 constexpr std::int64_t kPanelWidthAlign = 256;
@@ -45,11 +48,12 @@ Status check_shape(const DistributedShape& s) {
   GEMMLAB_TRY(check_extents(s.m, s.n));
   if (s.k < 0) return {StatusCode::InvalidValue, fmt::format("k ({}) must be >= 0", s.k)};
   if (s.input_bytes < 1) return {StatusCode::InvalidValue, "the element size of A and B must be at least 1 byte"};
+  if (s.output_bytes < 1) return {StatusCode::InvalidValue, "the element size of C must be at least 1 byte"};
   // Byte offsets within A, B and C must fit 64-bit arithmetic.
-  const auto bytes = static_cast<std::int64_t>(s.input_bytes);
+  const auto in = static_cast<std::int64_t>(s.input_bytes), out = static_cast<std::int64_t>(s.output_bytes);
   std::int64_t elements = 0, span = 0;
-  for (const auto& [rows, cols, name] :
-       {std::tuple{s.m, s.k, 'A'}, std::tuple{s.k, s.n, 'B'}, std::tuple{s.m, s.n, 'C'}})
+  for (const auto& [rows, cols, bytes, name] :
+       {std::tuple{s.m, s.k, in, 'A'}, std::tuple{s.k, s.n, in, 'B'}, std::tuple{s.m, s.n, out, 'C'}})
     if (__builtin_mul_overflow(rows, cols, &elements) || __builtin_mul_overflow(elements, bytes, &span))
       return {StatusCode::InvalidValue, fmt::format("{} ({}x{}) overflows 64-bit byte offsets", name, rows, cols)};
   return Status::ok();
@@ -77,6 +81,9 @@ Status check_rates(const DistributedRates& r, const ProcessGrid& grid) {
             fmt::format("the cost of a broadcast ({} s) must not be negative", r.broadcast_seconds)};
   if (r.multiprocessors < 0)
     return {StatusCode::InvalidValue, fmt::format("the SM count ({}) must not be negative", r.multiprocessors)};
+  if (!(r.device_bytes_per_second >= 0))
+    return {StatusCode::InvalidValue,
+            fmt::format("the DRAM rate ({} bytes/s) must not be negative", r.device_bytes_per_second)};
   return Status::ok();
 }
 
@@ -195,7 +202,8 @@ std::uint64_t panel_buffer_bytes(const DistributedShape& s, const ProcessGrid& g
   // P x 1 grid, B on a 1 x P grid) is multiplied where it lies and needs no buffer.
   const std::int64_t a = grid.cols > 1 ? block_range(s.m, grid.rows, 0).count : 0;
   const std::int64_t b = grid.rows > 1 ? block_range(s.n, grid.cols, 0).count : 0;
-  return kDistributedPanelBuffers * static_cast<std::uint64_t>(a + b) * static_cast<std::uint64_t>(widest) *
+  // The receive buffers, and one where a root packs a panel that is not contiguous to send it.
+  return (kDistributedPanelBuffers + 1) * static_cast<std::uint64_t>(a + b) * static_cast<std::uint64_t>(widest) *
          s.input_bytes;
 }
 
@@ -206,27 +214,76 @@ Status model_distribution(const DistributedShape& s, const ProcessGrid& grid, co
   GEMMLAB_TRY(check_rates(rates, grid));
   GEMMLAB_TRY(check_panels(panels, s.k, grid));
   const int sms = rates.multiprocessors > 0 ? rates.multiprocessors : kNominalMultiprocessors;
+  const double dram = rates.device_bytes_per_second > 0 ? rates.device_bytes_per_second : kNominalDeviceBytesPerSecond;
   const double element = static_cast<double>(s.input_bytes);
-  // Every GPU takes part in each panel's broadcasts (its grid row's and its column's, side by
-  // side on their own streams) as soon as there is more than one GPU.
+  // Every GPU takes part in each panel's broadcasts (its grid row's and its column's) as soon
+  // as there is more than one GPU, even where it only sends or receives nothing.
   const double broadcast = grid.size() > 1 ? rates.broadcast_seconds : 0.0;
   DistributedModel m;
+  // Per GPU and operand (A, B): when the product of each panel received into its buffers ends.
+  std::array<std::vector<double>, 2> reader_ends;
   for (int gpu = 0; gpu < grid.size(); ++gpu) {
     const int row = gpu / grid.cols, col = gpu % grid.cols;
     const LocalBlocks local = local_blocks(s.m, s.n, s.k, grid, gpu);
     const auto rows = static_cast<double>(local.rows.count), cols = static_cast<double>(local.cols.count);
-    double compute = 0, comm = 0, fill = 0, received = 0;
-    for (std::size_t t = 0; t < panels.size(); ++t) {
-      const Panel& p = panels[t];
-      const auto width = static_cast<double>(p.k.count);
-      compute += 2.0 * rows * cols * width /
-                 (rates.flops_per_second * block_efficiency(local.rows.count, local.cols.count, p.k.count, sms));
-      const double bytes = ((p.a_root != col ? rows * width : 0.0) + (p.b_root != row ? width * cols : 0.0)) * element;
-      const double seconds = broadcast + (bytes > 0 ? bytes / rates.link_bytes_per_second : 0.0);
-      if (t == 0) fill = seconds;
+    // Every product after g's first adds into C (beta = 1): one read and one write of the block.
+    const double c_pass = rows * cols * static_cast<double>(s.output_bytes) * 2.0 / dram;
+    const auto product_seconds = [&](const Panel& p, bool is_first) {
+      const double flops = 2.0 * rows * cols * static_cast<double>(p.k.count);
+      return flops / (rates.flops_per_second * block_efficiency(local.rows.count, local.cols.count, p.k.count, sms)) +
+             (is_first ? 0.0 : c_pass);
+    };
+    // What g receives of a panel: A's part unless A never moves or g's grid column roots it,
+    // likewise B's. A panel g receives nothing of is local.
+    const auto receives = [&](const Panel& p) {
+      return std::array<bool, 2>{grid.cols > 1 && p.a_root != col, grid.rows > 1 && p.b_root != row};
+    };
+    const auto is_local = [&](const Panel& p) {
+      const auto [a, b] = receives(p);
+      return !a && !b;
+    };
+    // The local panels, back to back from the start: nothing to wait for.
+    double compute = 0;
+    bool first = true;
+    for (const Panel& p : panels)
+      if (is_local(p)) {
+        compute += product_seconds(p, first);
+        first = false;
+      }
+    // The comm stream in schedule order; each received panel is multiplied once it has arrived
+    // and the product before has ended.
+    double product_end = compute, comm_end = 0, comm = 0, fill = 0, wait = 0, received = 0;
+    for (auto& ends : reader_ends) ends.clear();
+    for (const Panel& p : panels) {
+      if (is_local(p)) {  // g only sends, or takes part in broadcasts that bring it nothing
+        comm += broadcast;
+        comm_end += broadcast;
+        continue;
+      }
+      const std::array<bool, 2> gets = receives(p);
+      const double bytes = ((gets[0] ? rows : 0.0) + (gets[1] ? cols : 0.0)) * static_cast<double>(p.k.count) * element;
+      const double seconds = broadcast + bytes / rates.link_bytes_per_second;
       comm += seconds;
       received += bytes;
       m.panel_bytes_received_max = std::max(m.panel_bytes_received_max, bytes);
+      // Each operand's buffers are used in turn: the one this panel lands in is free once the
+      // product of the panel received into it before (two receives of that operand ago) ends.
+      double buffer_free = 0;
+      for (std::size_t which = 0; which < 2; ++which) {
+        const std::vector<double>& ends = reader_ends[which];
+        if (gets[which] && ends.size() >= kDistributedPanelBuffers)
+          buffer_free = std::max(buffer_free, ends[ends.size() - kDistributedPanelBuffers]);
+      }
+      comm_end = std::max(comm_end, buffer_free) + seconds;
+      if (first) fill = comm_end;
+      const double start = std::max(product_end, comm_end);
+      wait += start - product_end;
+      const double product = product_seconds(p, first);
+      first = false;
+      compute += product;
+      product_end = start + product;
+      for (std::size_t which = 0; which < 2; ++which)
+        if (gets[which]) reader_ends[which].push_back(product_end);
     }
     m.flops_per_gpu_max = std::max(m.flops_per_gpu_max, 2.0 * rows * cols * static_cast<double>(s.k));
     m.bytes_received_per_gpu_max = std::max(m.bytes_received_per_gpu_max, received);
@@ -234,9 +291,8 @@ Status model_distribution(const DistributedShape& s, const ProcessGrid& grid, co
     m.compute_seconds = std::max(m.compute_seconds, compute);
     m.comm_seconds = std::max(m.comm_seconds, comm);
     m.fill_seconds = std::max(m.fill_seconds, fill);
-    // The first panel arrives before anything computes; after that, panel t + 1 arrives while
-    // panel t is multiplied.
-    m.model_seconds = std::max(m.model_seconds, fill + std::max(compute, comm - fill));
+    m.wait_seconds = std::max(m.wait_seconds, wait);
+    m.model_seconds = std::max(m.model_seconds, product_end);
   }
   out = m;
   return Status::ok();
@@ -297,9 +353,9 @@ Status choose_panel_width(const DistributedShape& s, Decomposition decomposition
     GEMMLAB_TRY(consider(kb));
   if (!found)
     return {StatusCode::InvalidValue,
-            fmt::format("panel buffers of {} bytes per GPU (two each of A's and B's panels {} wide) exceed the budget "
-                        "of {} bytes",
-                        narrowest_bytes, narrowest, budget)};
+            fmt::format("panel buffers of {} bytes per GPU ({} each of A's and B's panels {} wide, where they move) "
+                        "exceed the budget of {} bytes",
+                        narrowest_bytes, kDistributedPanelBuffers + 1, narrowest, budget)};
   // Every kb from the widest panel up to the one tried gives these panels: report the least.
   if (!out.panels.empty()) {
     out.panel_width = 0;
@@ -312,13 +368,13 @@ std::string DistributedPlan::describe() const {
   const DistributedModel& m = model;
   return fmt::format(
       "{} on a {}x{} grid: {} panel{} of K at most {} wide, {:.3f} GB of panel buffers per GPU; per GPU at most "
-      "{:.3g} flops and {:.3f} GB received ({:.3f} GB in all); model {:.3f} ms (the slowest GPU's first panel, then "
-      "the longer of its products and its remaining panels' broadcasts); at most compute {:.3f} ms, communication "
-      "{:.3f} ms, of which the first panel {:.3f} ms",
+      "{:.3g} flops and {:.3f} GB received ({:.3f} GB in all); model {:.3f} ms (when the slowest GPU's last product "
+      "ends); at most compute {:.3f} ms, communication {:.3f} ms, waiting for panels {:.3f} ms, of which before the "
+      "first product {:.3f} ms",
       to_string(decomposition), grid.rows, grid.cols, panels.size(), panels.size() == 1 ? "" : "s", panel_width,
       static_cast<double>(panel_buffer_bytes) * 1e-9, m.flops_per_gpu_max, m.bytes_received_per_gpu_max * 1e-9,
       m.bytes_received_total * 1e-9, m.model_seconds * 1e3, m.compute_seconds * 1e3, m.comm_seconds * 1e3,
-      m.fill_seconds * 1e3);
+      m.wait_seconds * 1e3, m.fill_seconds * 1e3);
 }
 
 }  // namespace gemmlab

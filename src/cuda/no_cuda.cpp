@@ -1,5 +1,6 @@
 // The CUDA backend of a build without CUDA: no rungs, no device.
 #include "cuda/backend.hpp"
+#include "cuda/distributed.hpp"
 #include "cuda/runtime/device.hpp"
 #include "core/executor.hpp"
 
@@ -32,6 +33,13 @@ Status under_link_traffic(double, const std::function<Status()>&) {
   return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"};
 }
 Status measure_host_link(std::size_t, int, HostLinkRates&) {
+  return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"};
+}
+Status can_access_peer(int, int, bool& out) {
+  out = false;
+  return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"};
+}
+Status measure_peer_link(const std::vector<int>&, std::size_t, int, PeerLinkRates&) {
   return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"};
 }
 std::uint64_t out_of_core_buffer_bytes(RunContext&) { return 0; }

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "core/element.hpp"
 #include "gemmlab/availability.hpp"
 #include "gemmlab/out_of_core.hpp"
 #include "gemmlab/registry.hpp"
 #include "support/assertions.hpp"
 #include "support/context.hpp"
+#include "support/encoded.hpp"
 #include "support/host_problem.hpp"
 #include "support/seeds.hpp"
 
@@ -24,6 +24,8 @@ namespace gemmlab {
 namespace {
 
 using testing::contains;
+using testing::Encoded;
+using testing::store_as;
 using testing::HostProblem;
 using testing::make_host_problem;
 using testing::ProblemSpec;
@@ -41,23 +43,6 @@ bool have_device() {
 bool runs_here(const std::string& rung) {
   const Variant* v = find_variant(Backend::Cuda, rung);
   return v && check_runs_here(*v).is_ok();
-}
-
-// A and B in `dtype`: their float storage rounded to it (the reference reads those values) and
-// encoded where it is two bytes; the problem points at the encoded copies.
-struct Encoded {
-  std::vector<std::byte> a, b;
-};
-void store_as(HostProblem& hp, DType dtype, Encoded& out) {
-  if (dtype == DType::F32) return;
-  for (testing::HostMatrix* x : {&hp.a, &hp.b}) {
-    for (float& v : x->storage) v = round_to_storage(v, dtype);
-  }
-  out.a = encode(hp.a.storage, dtype);
-  out.b = encode(hp.b.storage, dtype);
-  hp.problem.a.dtype = hp.problem.b.dtype = dtype;
-  hp.problem.a.data = out.a.data();
-  hp.problem.b.data = out.b.data();
 }
 
 // Runs the out-of-core GEMM on `hp` (C computed in place in its host storage) and checks it.

@@ -1,8 +1,9 @@
 // The distributed GEMM's decomposition, panel schedules and model, without a GPU: balanced
 // ranges cover each extent once, grids multiply to P with the most square blocks of C, panels
 // tile K with one owner each and are cut where ownership changes, the bytes and times the model
-// counts match a case worked by hand, the panel width chosen fits its memory and beats the
-// others, and every refusal names the value at fault.
+// counts (local panels first, two receive buffers, C re-read by every product after the first)
+// match cases worked by hand, the panel width chosen fits its memory and beats the others, and
+// every refusal names the value at fault.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/distribution.hpp"
+#include "gemmlab/distribution.hpp"
 #include "core/out_of_core_plan.hpp"
 #include "support/assertions.hpp"
 
@@ -240,6 +241,10 @@ const DistributedShape kWorkedShape{2048, 2048, 256, 2};
 // 64 SMs hold the 8 x 8 tiles of 128 x 128 in one wave: block_efficiency is 1 / 1.2 for the
 // wave (a fifth lost to the ramp) times 128 / (128 + 128) for the thin K: 1 / 2.4.
 constexpr double kWorkedEfficiency = 1.0 / 2.4;
+// One panel's product on a worked GPU (644 us), and the second's re-read of the 1024 x 1024
+// block of 4-byte C at the nominal 3 TB/s (2.8 us).
+constexpr double kWorkedProduct = 2.0 * 1024 * 1024 * 128 / (1e12 * kWorkedEfficiency);
+constexpr double kWorkedCPass = 1024.0 * 1024 * 4 * 2 / 3e12;
 
 TEST(DistributionModel, BytesAndTimesOfAWorkedCase) {
   ASSERT_DOUBLE_EQ(block_efficiency(1024, 1024, 128, 64), kWorkedEfficiency);
@@ -255,31 +260,137 @@ TEST(DistributionModel, BytesAndTimesOfAWorkedCase) {
   EXPECT_DOUBLE_EQ(m.panel_bytes_received_max, 2 * kPanelOperandBytes);
   EXPECT_DOUBLE_EQ(m.bytes_received_total, 8 * kPanelOperandBytes);
   EXPECT_DOUBLE_EQ(m.flops_per_gpu_max, 2.0 * 1024 * 1024 * 256);
-  const double compute = 2.0 * 1024 * 1024 * 256 / (1e12 * kWorkedEfficiency);  // 1.288 ms
+  const double compute = 2 * kWorkedProduct + kWorkedCPass;  // 1.291 ms
   EXPECT_DOUBLE_EQ(m.compute_seconds, compute);
   // Each GPU: two broadcasts of 10 us and 524288 bytes at 100 GB/s.
   EXPECT_DOUBLE_EQ(m.comm_seconds, 2e-5 + 2 * kPanelOperandBytes / 1e11);
-  // GPU (1,1) waits for a whole first panel: the slowest fill, and the slowest GPU.
-  const double fill = 1e-5 + 2 * kPanelOperandBytes / 1e11;
+  // GPUs (0,0) and (1,1) multiply their own panel while the other arrives: no wait. GPUs (0,1)
+  // and (1,0) have no local panel: they wait for one operand of the first, then the second has
+  // arrived before the first product ends.
+  const double fill = 1e-5 + kPanelOperandBytes / 1e11;
   EXPECT_DOUBLE_EQ(m.fill_seconds, fill);
+  EXPECT_DOUBLE_EQ(m.wait_seconds, fill);
   EXPECT_DOUBLE_EQ(m.model_seconds, fill + compute);
-  EXPECT_EQ(plan.panel_buffer_bytes, 2u * (1024 + 1024) * 128 * 2);
+  EXPECT_EQ(plan.panel_buffer_bytes, 3u * (1024 + 1024) * 128 * 2);
   EXPECT_TRUE(contains(plan.describe(), "summa on a 2x2 grid: 2 panels of K at most 128 wide"));
 }
 
-TEST(DistributionModel, OnASlowLinkTheFirstPanelIsCountedOnce) {
-  // At 100 MB/s the broadcasts outlast the products. GPUs (0,1) and (1,0) receive one operand
-  // per panel: fill + the second panel's broadcast, 2 x 2.63 ms. GPU (1,1) receives both of
-  // the first panel before it can compute anything, then only computes: 5.25 + 1.29 ms, the
-  // slowest though it moves no more bytes.
+TEST(DistributionModel, OnASlowLinkTheLastBroadcastIsNeverHidden) {
+  // At 100 MB/s the broadcasts outlast the products. GPU (0,0) multiplies its own first panel,
+  // then waits for both operands of the second, whose broadcast its comm stream starts after
+  // the first's 10 us. GPUs (0,1) and (1,0) receive one operand of each panel: the second has
+  // arrived at the same time. So all three end one product (and a C re-read) after their whole
+  // comm stream. GPU (1,1) multiplies its own second panel while the first arrives, and ends
+  // first.
   const DistributedRates rates{1e12, 1e8, 1e-5, 64};
   DistributedPlan plan;
   ASSERT_TRUE(plan_distribution(kWorkedShape, Decomposition::Summa, 4, 128, rates, plan).is_ok());
-  const double compute = 2.0 * 1024 * 1024 * 256 / (1e12 * kWorkedEfficiency);
-  const double whole_first_panel = 1e-5 + 2 * kPanelOperandBytes / 1e8;
-  EXPECT_DOUBLE_EQ(plan.model.model_seconds, whole_first_panel + compute);
-  EXPECT_DOUBLE_EQ(plan.model.comm_seconds, 2e-5 + 2 * kPanelOperandBytes / 1e8);
-  EXPECT_GT(plan.model.model_seconds, plan.model.comm_seconds);
+  const double comm = 2e-5 + 2 * kPanelOperandBytes / 1e8;  // 5.26 ms
+  EXPECT_DOUBLE_EQ(plan.model.comm_seconds, comm);
+  EXPECT_DOUBLE_EQ(plan.model.compute_seconds, 2 * kWorkedProduct + kWorkedCPass);
+  EXPECT_DOUBLE_EQ(plan.model.fill_seconds, 1e-5 + kPanelOperandBytes / 1e8);
+  EXPECT_NEAR(plan.model.wait_seconds, comm - kWorkedProduct, 1e-15);
+  EXPECT_DOUBLE_EQ(plan.model.model_seconds, comm + kWorkedProduct + kWorkedCPass);
+}
+
+TEST(DistributionModel, EachLocalHalfHidesTheOtherHalfsBroadcast) {
+  // 2048 x 2048 x 256 on 2 GPUs in row blocks: each holds 1024 rows of C and 128 rows of B,
+  // panel 0 is GPU 0's, panel 1 GPU 1's. Each GPU multiplies its own half (1.29 ms) while the
+  // other's 128 x 2048 x 2 bytes arrive (25 us, its own broadcast's 10 us included): it never
+  // waits, and its model is its two products and one re-read of its 1024 x 2048 block of C.
+  const DistributedShape s{2048, 2048, 256, 2};
+  const DistributedRates rates{1e12, 1e11, 1e-5, 128};
+  ASSERT_DOUBLE_EQ(block_efficiency(1024, 2048, 128, 128), 1.0 / 2.4);
+  DistributedPlan plan;
+  ASSERT_TRUE(plan_distribution(s, Decomposition::RowBlocks, 2, 128, rates, plan).is_ok());
+  ASSERT_EQ(plan.grid, (ProcessGrid{2, 1}));
+  ASSERT_EQ(plan.panels, (std::vector<Panel>{{{0, 128}, 0, 0}, {{128, 128}, 0, 1}}));
+  const double product = 2.0 * 1024 * 2048 * 128 * 2.4 / 1e12;
+  const double c_pass = 1024.0 * 2048 * 4 * 2 / 3e12;
+  const double half = 128.0 * 2048 * 2;
+  EXPECT_DOUBLE_EQ(plan.model.bytes_received_per_gpu_max, half);
+  EXPECT_DOUBLE_EQ(plan.model.comm_seconds, 2e-5 + half / 1e11);
+  EXPECT_DOUBLE_EQ(plan.model.compute_seconds, 2 * product + c_pass);
+  EXPECT_EQ(plan.model.fill_seconds, 0.0);
+  EXPECT_EQ(plan.model.wait_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(plan.model.model_seconds, 2 * product + c_pass);
+}
+
+TEST(DistributionModel, TheSecondReceiveBufferMakesAGpuWait) {
+  // 2048 x 2048 x 768 on 2 GPUs in row blocks, panels of 128: GPU 0 roots panels 0-2, GPU 1
+  // panels 3-5. Each panel's product P = 1.29 ms (plus c = 5.6 us re-reading C after the
+  // first), each received panel C = 10 us + 524288 bytes at 250 MB/s = 2.11 ms.
+  // GPU 1 multiplies its panels 3-5 until 3P + 2c = 3.88 ms; panels 0 and 1 arrive at C and
+  // 2C into the two buffers; panel 0's product ends at 4P + 3c, panel 1's at 5P + 4c. Panel
+  // 2's receive must wait for panel 0's buffer, until 4P + 3c, and arrives C later: the GPU
+  // sits idle C - P - c = 0.81 ms. With a third buffer it would have arrived at 3C = 6.32 ms,
+  // before panel 1's product ends (6.46 ms). GPU 0 is the mirror image (its comm stream first
+  // spends 3 x 10 us on its own panels' broadcasts, which moves nothing that matters).
+  const DistributedShape s{2048, 2048, 768, 2};
+  const DistributedRates rates{1e12, 2.5e8, 1e-5, 128};
+  DistributedPlan plan;
+  ASSERT_TRUE(plan_distribution(s, Decomposition::RowBlocks, 2, 128, rates, plan).is_ok());
+  ASSERT_EQ(plan.panels, (std::vector<Panel>{{{0, 128}, 0, 0}, {{128, 128}, 0, 0}, {{256, 128}, 0, 0},
+                                             {{384, 128}, 0, 1}, {{512, 128}, 0, 1}, {{640, 128}, 0, 1}}));
+  const double product = 2.0 * 1024 * 2048 * 128 * 2.4 / 1e12;
+  const double c_pass = 1024.0 * 2048 * 4 * 2 / 3e12;
+  const double receive = 1e-5 + 128.0 * 2048 * 2 / 2.5e8;
+  EXPECT_DOUBLE_EQ(plan.model.comm_seconds, 3 * receive + 3e-5);
+  EXPECT_DOUBLE_EQ(plan.model.compute_seconds, 6 * product + 5 * c_pass);
+  EXPECT_EQ(plan.model.fill_seconds, 0.0);
+  EXPECT_NEAR(plan.model.wait_seconds, receive - product - c_pass, 1e-15);
+  EXPECT_NEAR(plan.model.wait_seconds, 0.81306940e-3, 1e-11);
+  EXPECT_DOUBLE_EQ(plan.model.model_seconds, 5 * product + 4 * c_pass + receive);
+}
+
+TEST(DistributionModel, OutputBytesAndDramRateChangeOnlyTheReReadsOfC) {
+  // One GPU, 2048 x 2048 x 1024 in 4 panels: 3 products re-read C. 8-byte C at 1 TB/s instead
+  // of 4-byte C at the nominal 3 TB/s adds 3 x 2048 x 2048 x (8 x 2 / 1e12 - 4 x 2 / 3e12).
+  const DistributedShape base{2048, 2048, 1024, 2};
+  const DistributedRates nominal{1e12, 0, 0, 132};
+  DistributedPlan a, b, c;
+  ASSERT_TRUE(plan_distribution(base, Decomposition::Summa, 1, 256, nominal, a).is_ok());
+  ASSERT_EQ(a.panels.size(), 4u);
+  DistributedRates explicit_rate = nominal;
+  explicit_rate.device_bytes_per_second = 3e12;
+  ASSERT_TRUE(plan_distribution(base, Decomposition::Summa, 1, 256, explicit_rate, b).is_ok());
+  EXPECT_DOUBLE_EQ(b.model.compute_seconds, a.model.compute_seconds);
+  DistributedShape wide = base;
+  wide.output_bytes = 8;
+  DistributedRates slow = nominal;
+  slow.device_bytes_per_second = 1e12;
+  ASSERT_TRUE(plan_distribution(wide, Decomposition::Summa, 1, 256, slow, c).is_ok());
+  const double extra = 3 * 2048.0 * 2048 * (8.0 * 2 / 1e12 - 4.0 * 2 / 3e12);  // 168 us
+  EXPECT_NEAR(c.model.compute_seconds - a.model.compute_seconds, extra, 1e-15);
+  EXPECT_NEAR(c.model.model_seconds - a.model.model_seconds, extra, 1e-15);
+  // Nothing else moves.
+  EXPECT_EQ(c.model.comm_seconds, 0.0);
+  EXPECT_EQ(c.model.wait_seconds, 0.0);
+  EXPECT_EQ(c.panel_buffer_bytes, a.panel_buffer_bytes);
+
+  // On the worked 2x2 grid each GPU re-reads its 1024 x 1024 block once.
+  DistributedShape worked_wide = kWorkedShape;
+  worked_wide.output_bytes = 2;
+  DistributedRates worked_rates{1e12, 1e11, 1e-5, 64};
+  worked_rates.device_bytes_per_second = 1e12;
+  DistributedPlan d;
+  ASSERT_TRUE(plan_distribution(worked_wide, Decomposition::Summa, 4, 128, worked_rates, d).is_ok());
+  EXPECT_DOUBLE_EQ(d.model.compute_seconds, 2 * kWorkedProduct + 1024.0 * 1024 * 2 * 2 / 1e12);
+}
+
+TEST(DistributionModel, PanelBuffersAreThreeOfEachMovingOperand) {
+  // Two to receive into, one where a root packs its panel: 3 x (A's rows + B's columns) x the
+  // widest panel, of the largest block (the first of a balanced cut).
+  // 3x2 grid, m = 1000, n = 999, k = 1000, kb = 300: widest panel 167, blocks up to 334 x 500.
+  const DistributedShape s{1000, 999, 1000};
+  const std::vector<Panel> panels = panels_for(1000, 300, {3, 2});
+  EXPECT_EQ(panel_buffer_bytes(s, {3, 2}, panels), 3u * (334 + 500) * 167 * 4);
+  // 1x2 grid: only A moves (B's rows of K stay with their grid column); panels of 64.
+  EXPECT_EQ(panel_buffer_bytes(kWorkedShape, {1, 2}, panels_for(256, 100, {1, 2})), 3u * 2048 * 64 * 2);
+  // 2x1 grid: only B moves.
+  EXPECT_EQ(panel_buffer_bytes(kWorkedShape, {2, 1}, panels_for(256, 128, {2, 1})), 3u * 2048 * 128 * 2);
+  // One GPU: nothing moves.
+  EXPECT_EQ(panel_buffer_bytes(kWorkedShape, {1, 1}, panels_for(256, 128, {1, 1})), 0u);
 }
 
 TEST(DistributionModel, RowBlocksMoveOnlyB) {
@@ -295,31 +406,45 @@ TEST(DistributionModel, RowBlocksMoveOnlyB) {
   EXPECT_DOUBLE_EQ(plan.model.panel_bytes_received_max, b_block);
   EXPECT_DOUBLE_EQ(plan.model.bytes_received_total, 12 * b_block);
   EXPECT_DOUBLE_EQ(plan.model.comm_seconds, 3 * b_block / 1e11);
-  // Two buffers of B's widest panel (64 x 2048); A is multiplied where it lies.
-  EXPECT_EQ(plan.panel_buffer_bytes, 2u * 64 * 2048 * 2);
+  // Each GPU multiplies its own block of B (512 x 2048 x 64: 4 x 16 tiles in one wave of 64
+  // SMs, efficiency 1 / 1.2 x 64 / 192) while the other three arrive at 2.6 us each.
+  ASSERT_DOUBLE_EQ(block_efficiency(512, 2048, 64, 64), 1.0 / 3.6);
+  const double product = 2.0 * 512 * 2048 * 64 * 3.6 / 1e12, c_pass = 512.0 * 2048 * 4 * 2 / 3e12;
+  EXPECT_DOUBLE_EQ(plan.model.compute_seconds, 4 * product + 3 * c_pass);
+  EXPECT_EQ(plan.model.wait_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(plan.model.model_seconds, 4 * product + 3 * c_pass);
+  // Three buffers of B's widest panel (64 x 2048); A is multiplied where it lies.
+  EXPECT_EQ(plan.panel_buffer_bytes, 3u * 64 * 2048 * 2);
 }
 
 TEST(DistributionChoice, TheChosenWidthFitsAndNoOtherWidthDoesBetter) {
-  // 16384^3 bf16 on 4 H100-like GPUs: 650 TFLOP/s, 300 GB/s received, 20 us per broadcast.
+  // 16384^3 bf16 (C f32) on 4 H100-like GPUs: 650 TFLOP/s, 20 us per broadcast. On the 2x2
+  // grid GPUs (0,1) and (1,0) have no local panel (their A and B hold different halves of K):
+  // they wait for the first panel, 8192 x kb x 2 bytes. Every panel past the first re-reads an
+  // 8192 x 8192 block of f32 C: 0.18 ms.
+  // At 300 GB/s one panel per run (8192) waits 0.47 ms; two per run (4096) wait 0.24 ms but
+  // re-read C twice more (0.36 ms) on thinner products: the widest wins.
+  // At 100 GB/s the whole run's panel waits 1.36 ms, two per run 0.69 ms: 4096 wins, and three
+  // per run (2731, 0.47 ms) lose more to the re-read and thinner products than they save.
   const DistributedShape s{16384, 16384, 16384, 2};
-  const DistributedRates rates{650e12, 300e9, 20e-6, 132};
   const std::uint64_t budget = 1ull << 30;
-  DistributedPlan chosen;
-  ASSERT_TRUE(choose_panel_width(s, Decomposition::Summa, 4, budget, rates, chosen).is_ok());
-  EXPECT_LE(chosen.panel_buffer_bytes, budget);
-  // Neither the narrowest panels (thin products, many broadcasts) nor one panel per run (a
-  // whole run's broadcast in the fill).
-  EXPECT_GT(chosen.panel_width, 256);
-  EXPECT_LT(chosen.panel_width, 8192);
-  // The width reported is the widest panel's.
-  std::int64_t widest = 0;
-  for (const Panel& p : chosen.panels) widest = std::max(widest, p.k.count);
-  EXPECT_EQ(chosen.panel_width, widest);
-  for (const std::int64_t kb : {256, 512, 1024, 2048, 4096, 8192}) {
-    DistributedPlan other;
-    ASSERT_TRUE(plan_distribution(s, Decomposition::Summa, 4, kb, rates, other).is_ok());
-    if (other.panel_buffer_bytes <= budget) {
-      EXPECT_LE(chosen.model.model_seconds, other.model.model_seconds * 1.001) << kb << ": " << other.describe();
+  for (const auto& [link, width] : {std::pair<double, std::int64_t>{300e9, 8192}, {100e9, 4096}}) {
+    SCOPED_TRACE(::testing::Message() << link * 1e-9 << " GB/s");
+    const DistributedRates rates{650e12, link, 20e-6, 132};
+    DistributedPlan chosen;
+    ASSERT_TRUE(choose_panel_width(s, Decomposition::Summa, 4, budget, rates, chosen).is_ok());
+    EXPECT_LE(chosen.panel_buffer_bytes, budget);
+    EXPECT_EQ(chosen.panel_width, width) << chosen.describe();
+    // The width reported is the widest panel's.
+    std::int64_t widest = 0;
+    for (const Panel& p : chosen.panels) widest = std::max(widest, p.k.count);
+    EXPECT_EQ(chosen.panel_width, widest);
+    for (const std::int64_t kb : {256, 512, 1024, 2048, 2731, 4096, 8192}) {
+      DistributedPlan other;
+      ASSERT_TRUE(plan_distribution(s, Decomposition::Summa, 4, kb, rates, other).is_ok());
+      if (other.panel_buffer_bytes <= budget) {
+        EXPECT_LE(chosen.model.model_seconds, other.model.model_seconds * 1.001) << kb << ": " << other.describe();
+      }
     }
   }
 }
@@ -335,12 +460,12 @@ TEST(DistributionChoice, LessMemoryNarrowsThePanelsAndTooLittleIsRefused) {
     EXPECT_GE(p.model.model_seconds, last) << mib << " MiB: " << p.describe();
     last = p.model.model_seconds;
   }
-  // Width 1 on the 2x2 grid needs 2 x (8192 + 8192) x 2 = 65536 bytes.
+  // Width 1 on the 2x2 grid needs 3 x (8192 + 8192) x 2 = 98304 bytes.
   DistributedPlan p;
-  const Status status = choose_panel_width(s, Decomposition::Summa, 4, 65535, rates, p);
+  const Status status = choose_panel_width(s, Decomposition::Summa, 4, 98303, rates, p);
   EXPECT_EQ(status.code(), StatusCode::InvalidValue);
-  EXPECT_TRUE(contains(status.message(), "65536 bytes")) << status.message();
-  EXPECT_TRUE(contains(status.message(), "budget of 65535 bytes")) << status.message();
+  EXPECT_TRUE(contains(status.message(), "98304 bytes")) << status.message();
+  EXPECT_TRUE(contains(status.message(), "budget of 98303 bytes")) << status.message();
 }
 
 TEST(DistributionChoice, OneGpuTakesAllOfKInOnePanel) {
@@ -383,6 +508,10 @@ TEST(DistributionModel, RefusalsNameTheBadValue) {
   EXPECT_TRUE(contains(status.message(), "link rate (-1 bytes/s)"));
   status = plan_distribution(kWorkedShape, Decomposition::Summa, 4, 128, {1e12, 1e11, -1e-6, 0}, plan);
   EXPECT_TRUE(contains(status.message(), "broadcast (-1e-06 s)"));
+  status = plan_distribution(kWorkedShape, Decomposition::Summa, 4, 128, {1e12, 1e11, 0, 0, -1}, plan);
+  EXPECT_TRUE(contains(status.message(), "DRAM rate (-1 bytes/s)"));
+  status = plan_distribution({2048, 2048, 256, 2, 0}, Decomposition::Summa, 4, 128, good, plan);
+  EXPECT_TRUE(contains(status.message(), "element size of C"));
 
   // A schedule that does not tile K, or roots a panel off the grid.
   DistributedModel model;

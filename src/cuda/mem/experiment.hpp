@@ -72,6 +72,7 @@ Experiment pitch_experiment();       // pitch.cu
 Experiment transpose_experiment();   // transpose.cu
 Experiment constant_experiment();    // constant.cu
 Experiment transfer_experiment();    // transfer.cu
+Experiment nvlink_experiment();      // nvlink.cpp
 
 // The experiments in order (registry.cpp).
 const std::vector<Experiment>& registry();

@@ -12,6 +12,7 @@ const std::vector<Experiment>& registry() {
       transpose_experiment(),
       constant_experiment(),
       transfer_experiment(),
+      nvlink_experiment(),
   };
   return table;
 }

@@ -93,7 +93,8 @@ Status row_block_panels(std::int64_t k, std::int64_t kb, int gpus, std::vector<P
 // The problem as the distribution sees it.
 struct DistributedShape {
   std::int64_t m = 0, n = 0, k = 0;
-  std::size_t input_bytes = 4;  // bytes of an element of A and B (what the broadcasts move)
+  std::size_t input_bytes = 4;   // bytes of an element of A and B (what the broadcasts move)
+  std::size_t output_bytes = 4;  // bytes of an element of C (what each panel product re-reads)
 };
 
 // What the model assumes of the machine, per GPU.
@@ -102,19 +103,38 @@ struct DistributedRates {
   double link_bytes_per_second = 0;  // what one GPU receives per second over NVLink (measured)
   double broadcast_seconds = 0;      // fixed cost of a panel's broadcasts (launch, handshake)
   int multiprocessors = 0;           // the GPU's SMs (0: an H100's 132), for thin products
+  // The GPU's DRAM rate, at which each panel product after the first re-reads and re-writes
+  // the GPU's block of C (0: 3.0e12, an H100 SXM's measured copy rate).
+  double device_bytes_per_second = 0;
 };
 
-// The model's counts and times; the slowest GPU counts for each.
+// The model's counts and times: each field the largest over the GPUs (not necessarily all the
+// same GPU's).
+//
+// It simulates each GPU g as the NCCL driver runs it. g's comm stream runs every panel's
+// broadcasts in schedule order (collectives go in the same order on every GPU); a panel costs
+// broadcast_seconds on it when there is more than one GPU, plus what g receives of it over the
+// link. A panel is local to g when g receives nothing of it (g's grid column roots A's part or
+// A never moves, and likewise B). g multiplies its local panels first, in schedule order (they
+// need no wait), then the received ones in schedule order, each once it has arrived and the
+// product before has ended. Received panels land in kDistributedPanelBuffers buffers per
+// operand, used in turn, so a receive starts no earlier than the end of the product of the
+// panel received into the same buffer (for each operand it brings, the panel that brought it
+// two receives ago). Each product after g's first also re-reads and re-writes g's block of C
+// (beta = 1). Not modelled: a broadcast held up by a peer that reaches it late (each GPU is
+// simulated alone), and a root's packing of a panel that is not contiguous.
 struct DistributedModel {
   double flops_per_gpu_max = 0;           // 2 * rows * cols * k of the largest local block
   double bytes_received_per_gpu_max = 0;  // A and B panels, a root's own panel not counted
   double panel_bytes_received_max = 0;    // the most one GPU receives for one panel
   double bytes_received_total = 0;        // over all GPUs: what the broadcasts deliver
-  // Seconds: compute is each panel's product at the rung's rate, discounted as
-  // block_efficiency() says for a thin K; comm is the received bytes over the link plus each
-  // panel's broadcast cost; fill is the first panel's comm, which nothing hides.
-  double compute_seconds = 0, comm_seconds = 0, fill_seconds = 0;
-  double model_seconds = 0;  // per GPU fill + max(compute, comm after the fill), the slowest GPU's
+  // Seconds. compute: the sum of g's products, each its flops at the rung's rate discounted as
+  // block_efficiency() says for a thin K, plus the C re-read at the DRAM rate. comm: the time
+  // g's comm stream is busy (not the time it waits for a free buffer). fill: the time before
+  // g's first product can start (0 for a GPU with a local panel, whose products hide the first
+  // broadcasts). wait: the total time g's products sat idle waiting for a panel, fill included.
+  double compute_seconds = 0, comm_seconds = 0, fill_seconds = 0, wait_seconds = 0;
+  double model_seconds = 0;  // when g's last product ends (its compute + its wait)
 };
 
 // The schedule one run follows, as planned.
@@ -130,9 +150,12 @@ struct DistributedPlan {
   std::string describe() const;  // "summa on a 2x2 grid, 24 panels of K up to 2048, ..."
 };
 
-// Two buffers each of A's and B's widest panel per GPU, densely packed (NCCL moves contiguous
-// buffers): one being received while the other is multiplied.
+// Receive buffers per moving operand, each for its widest panel, densely packed (NCCL moves
+// contiguous buffers): one being received while the other is multiplied.
 inline constexpr int kDistributedPanelBuffers = 2;
+// Per GPU: kDistributedPanelBuffers + 1 buffers of each moving operand's widest panel, the
+// extra one where a root packs its panel to send when the panel is not contiguous in its block
+// (an operand that never moves needs none).
 std::uint64_t panel_buffer_bytes(const DistributedShape& s, const ProcessGrid& grid,
                                  const std::vector<Panel>& panels);
 
@@ -146,8 +169,9 @@ Status plan_distribution(const DistributedShape& s, Decomposition decomposition,
 
 // The plan whose panel width the model ranks fastest among those whose panel buffers fit
 // `budget` bytes per GPU (what is left beside the resident blocks of A, B and C). Narrow panels
-// lose to thin products and per-broadcast costs, wide ones to the fill. InvalidValue when even
-// the narrowest candidate does not fit, naming its bytes and the budget.
+// lose to thin products, per-broadcast costs and C's re-reads, wide ones to the fill (a GPU
+// without a local panel waits for a whole first panel). InvalidValue when even the narrowest
+// candidate does not fit, naming its bytes and the budget.
 Status choose_panel_width(const DistributedShape& s, Decomposition decomposition, int gpus, std::uint64_t budget,
                           const DistributedRates& rates, DistributedPlan& out);
 

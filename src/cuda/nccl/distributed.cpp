@@ -1,0 +1,519 @@
+// The distributed GEMM's NCCL driver (gemmlab/distributed.hpp): one thread enqueues every
+// GPU's work, then waits for all of it with a deadline.
+//
+// Per GPU there are two streams: the context's, which runs the panel products, and a comm
+// stream of the group's, which runs every panel's broadcasts in the plan's order (NCCL needs
+// the same order of collectives on every member). A GPU first multiplies the panels it needs
+// nothing for (it roots them, or the operand never moves on this grid), while the others
+// arrive; then the received panels in order, each after an event its broadcast recorded.
+// Received panels land in two buffers per operand: a broadcast into a buffer waits for the
+// product that read the buffer's previous panel. A root whose part of a panel is not one
+// contiguous run packs it into a send buffer first (NCCL moves contiguous bytes); one that
+// is contiguous (B's rows of a dense row-major block) is broadcast where it lies.
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <thread>
+
+#include "cuda/backend.hpp"
+#include "cuda/distributed.hpp"
+#include "cuda/nccl/nccl_check.hpp"
+#include "cuda/runtime/buffer.hpp"
+#include "cuda/runtime/check.hpp"
+#include "gemmlab/gemm.hpp"
+
+namespace gemmlab {
+
+// What a group keeps between calls.
+struct DeviceGroupState {
+  std::vector<int> devices;
+  double timeout_seconds = 0;
+  // After a call that timed out or failed inside NCCL the communicators were aborted: every
+  // later call refuses, naming why (a new group starts afresh).
+  std::string broken;
+
+  // The GPUs `members` (ranks of the group) share, one ncclComm_t per member, in order.
+  struct Communicator {
+    std::vector<int> members;
+    std::vector<ncclComm_t> comms;
+  };
+  std::vector<Communicator> communicators;
+
+  struct Rank {
+    cuda::StreamOwner comm;
+    cuda::DeviceMemory buffer;  // receive buffers, then send buffers (layout in Buffers below)
+    std::vector<cuda::EventOwner> sync, timing;  // pools, grown as a call needs
+  };
+  std::vector<Rank> ranks;
+
+  ~DeviceGroupState() {
+    for (Communicator& c : communicators)
+      for (ncclComm_t comm : c.comms)
+        if (comm) {
+          if (broken.empty()) ncclCommDestroy(comm);
+          else ncclCommAbort(comm);
+        }
+  }
+};
+
+namespace cuda {
+namespace {
+
+// The NCCL resources each broadcast may use: a few SMs' worth of blocks, so that the panel
+// products beside them keep nearly every SM (the persistent Hopper rungs leave some idle at
+// most shapes: their grid is the fewest blocks that take the same number of rounds).
+constexpr int kBroadcastCtas = 4;
+
+Status make_communicator(DeviceGroupState& s, const std::vector<int>& members,
+                         DeviceGroupState::Communicator*& out) {
+  for (DeviceGroupState::Communicator& c : s.communicators)
+    if (c.members == members) {
+      out = &c;
+      return Status::ok();
+    }
+  disable_nvls();
+  ncclUniqueId id;
+  NCCL_CHECK(ncclGetUniqueId(&id));
+  DeviceGroupState::Communicator c;
+  c.members = members;
+  c.comms.assign(members.size(), nullptr);
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.maxCTAs = kBroadcastCtas;
+  config.CTAPolicy = NCCL_CTA_POLICY_EFFICIENCY;
+  config.commName = "gemmlab";
+  NCCL_CHECK(ncclGroupStart());
+  Status failed = Status::ok();
+  for (std::size_t r = 0; r < members.size() && failed; ++r) {
+    failed = make_current(s.devices[static_cast<std::size_t>(members[r])]);
+    if (failed)
+      failed = nccl_status(ncclCommInitRankConfig(&c.comms[r], static_cast<int>(members.size()), id, static_cast<int>(r),
+                                                  &config),
+                           "ncclCommInitRankConfig", __FILE__, __LINE__);
+  }
+  const Status ended = nccl_status(ncclGroupEnd(), "ncclGroupEnd (communicator creation)", __FILE__, __LINE__);
+  if (!failed || !ended) {
+    for (ncclComm_t comm : c.comms)
+      if (comm) ncclCommAbort(comm);
+    const Status& why = !failed ? failed : ended;
+    std::string gpus;
+    for (int m : members) gpus += fmt::format("{}{}", gpus.empty() ? "" : ",", s.devices[static_cast<std::size_t>(m)]);
+    return {why.code(), fmt::format("making the NCCL communicator of GPUs {}: {}", gpus, why.message())};
+  }
+  s.communicators.push_back(std::move(c));
+  out = &s.communicators.back();
+  return Status::ok();
+}
+
+Status grow_events(std::vector<EventOwner>& pool, std::size_t count, bool timing) {
+  while (pool.size() < count) {
+    cudaEvent_t e = nullptr;
+    CUDA_CHECK(cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming));
+    pool.emplace_back(e);
+  }
+  return Status::ok();
+}
+
+// Rows [row, row + rows) and columns [col, col + cols) of a stored matrix, as a view.
+Matrix sub_matrix(const Matrix& m, std::int64_t row, std::int64_t col, std::int64_t rows, std::int64_t cols) {
+  Matrix out = m;
+  out.data = static_cast<std::byte*>(m.data) + m.offset(row, col) * static_cast<std::int64_t>(storage_bytes(m.dtype));
+  out.rows = rows;
+  out.cols = cols;
+  return out;
+}
+
+// The part of a stored operand block that covers K range [k0, k0 + w) in the block's own K
+// coordinates: columns of an m x k (or k x n stored transposed) matrix, rows otherwise.
+Matrix k_slice(const Matrix& block, bool k_along_columns, std::int64_t k0, std::int64_t w) {
+  return k_along_columns ? sub_matrix(block, 0, k0, block.rows, w) : sub_matrix(block, k0, 0, w, block.cols);
+}
+
+bool contiguous(const Matrix& m) { return m.lines() <= 1 || m.ld == m.contiguous_extent(); }
+
+// A dense matrix of `like`'s shape, layout and dtype at `data`.
+Matrix dense_at(const Matrix& like, void* data) {
+  Matrix out = like;
+  out.data = data;
+  out.ld = std::max<std::int64_t>(like.contiguous_extent(), 1);
+  return out;
+}
+
+std::uint64_t bytes_of(const Matrix& m) {
+  return static_cast<std::uint64_t>(m.rows) * static_cast<std::uint64_t>(m.cols) * storage_bytes(m.dtype);
+}
+
+Status pack(const Matrix& from, const Matrix& to, cudaStream_t stream) {
+  const std::size_t e = storage_bytes(from.dtype);
+  CUDA_CHECK(cudaMemcpy2DAsync(to.data, static_cast<std::size_t>(to.ld) * e, from.data,
+                               static_cast<std::size_t>(from.ld) * e,
+                               static_cast<std::size_t>(from.contiguous_extent()) * e,
+                               static_cast<std::size_t>(from.lines()), cudaMemcpyDeviceToDevice, stream));
+  return Status::ok();
+}
+
+// One GPU's view of one operand (A or B) of the schedule.
+struct OperandRole {
+  bool moves = false;            // broadcast along a communicator of more than one GPU
+  int position = 0;              // this GPU's rank in that communicator (its grid column for A)
+  DeviceGroupState::Communicator* comm = nullptr;
+  const Matrix* block = nullptr;  // this GPU's stored block
+  bool k_along_columns = false;   // K runs along the stored block's columns
+  std::int64_t k_first = 0;       // the block's first K index
+  std::uint64_t panel_bytes = 0;  // of the widest panel, dense; 0 where the operand stays
+  void* receive[kDistributedPanelBuffers] = {};
+  void* send = nullptr;
+};
+
+// The stored shape of a panel `w` wide of the operand whose block `role` holds: the block's
+// other dimension (rows of C for A, columns for B) by w, laid out as the block, dense.
+Matrix panel_like(const OperandRole& role, std::int64_t w) {
+  Matrix m = *role.block;
+  (role.k_along_columns ? m.cols : m.rows) = w;
+  return dense_at(m, nullptr);
+}
+
+struct Call {
+  DeviceGroup& group;
+  DeviceGroupState& s;
+  const DistributedGemmProblem& p;
+  const Variant& variant;
+  const DistributedPlan& plan;
+};
+
+Status wait_all(Call& call, const std::vector<cudaEvent_t>& done) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(call.s.timeout_seconds);
+  std::vector<bool> finished(done.size(), false);
+  for (;;) {
+    bool all = true;
+    for (std::size_t g = 0; g < done.size(); ++g) {
+      if (finished[g]) continue;
+      const cudaError_t e = cudaEventQuery(done[g]);
+      if (e == cudaSuccess) finished[g] = true;
+      else if (e == cudaErrorNotReady) all = false;
+      else CUDA_CHECK(e);
+    }
+    if (all) return Status::ok();
+    for (DeviceGroupState::Communicator& c : call.s.communicators)
+      for (ncclComm_t comm : c.comms) {
+        ncclResult_t async = ncclSuccess;
+        NCCL_CHECK(ncclCommGetAsyncError(comm, &async));
+        if (async != ncclSuccess && async != ncclInProgress) {
+          call.s.broken = fmt::format("an NCCL collective failed: {}", ncclGetErrorString(async));
+          return {StatusCode::ExecutionFailed, call.s.broken};
+        }
+      }
+    if (Clock::now() > deadline) {
+      std::string waiting;
+      for (std::size_t g = 0; g < done.size(); ++g)
+        if (!finished[g]) waiting += fmt::format("{}{}", waiting.empty() ? "" : ", ", call.s.devices[g]);
+      call.s.broken = fmt::format("the distributed GEMM did not complete within {} s (GPUs still running: {}); its "
+                                  "communicators were aborted",
+                                  call.s.timeout_seconds, waiting);
+      return {StatusCode::ExecutionFailed, call.s.broken};
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+// Makes (or finds) the communicators of the plan's grid and sizes every GPU's buffers.
+Status prepare(Call& call, std::vector<OperandRole>& a, std::vector<OperandRole>& b) {
+  const ProcessGrid& grid = call.plan.grid;
+  const int gpus = grid.size();
+  std::int64_t widest = 0;
+  for (const Panel& panel : call.plan.panels) widest = std::max(widest, panel.k.count);
+  a.assign(static_cast<std::size_t>(gpus), {});
+  b.assign(static_cast<std::size_t>(gpus), {});
+  for (int g = 0; g < gpus; ++g) {
+    const int row = g / grid.cols, col = g % grid.cols;
+    const LocalBlocks local = local_blocks(call.p.m, call.p.n, call.p.k, grid, g);
+    OperandRole& ra = a[static_cast<std::size_t>(g)];
+    OperandRole& rb = b[static_cast<std::size_t>(g)];
+    ra.block = &call.p.a[static_cast<std::size_t>(g)];
+    rb.block = &call.p.b[static_cast<std::size_t>(g)];
+    ra.k_along_columns = call.p.op_a == Op::N;  // A stored m x k: K along its columns
+    rb.k_along_columns = call.p.op_b == Op::T;  // B stored n x k: K along its columns
+    ra.k_first = local.a_k.first;
+    rb.k_first = local.b_k.first;
+    ra.moves = grid.cols > 1;
+    rb.moves = grid.rows > 1;
+    ra.position = col;
+    rb.position = row;
+    if (ra.moves) {
+      std::vector<int> members;
+      for (int c = 0; c < grid.cols; ++c) members.push_back(row * grid.cols + c);
+      GEMMLAB_TRY(make_communicator(call.s, members, ra.comm));
+    }
+    if (rb.moves) {
+      std::vector<int> members;
+      for (int r = 0; r < grid.rows; ++r) members.push_back(r * grid.cols + col);
+      GEMMLAB_TRY(make_communicator(call.s, members, rb.comm));
+    }
+    ra.panel_bytes = ra.moves ? bytes_of(panel_like(ra, widest)) : 0;
+    rb.panel_bytes = rb.moves ? bytes_of(panel_like(rb, widest)) : 0;
+  }
+  // Buffers: the receive buffers and a send buffer of each moving operand, 256-byte aligned.
+  const auto round_up = [](std::uint64_t x) { return (x + 255) / 256 * 256; };
+  call.s.ranks.resize(static_cast<std::size_t>(gpus));
+  for (int g = 0; g < gpus; ++g) {
+    DeviceGroupState::Rank& rank = call.s.ranks[static_cast<std::size_t>(g)];
+    OperandRole& ra = a[static_cast<std::size_t>(g)];
+    OperandRole& rb = b[static_cast<std::size_t>(g)];
+    const std::uint64_t a_part = round_up(ra.panel_bytes), b_part = round_up(rb.panel_bytes);
+    const std::uint64_t need = (kDistributedPanelBuffers + 1) * (a_part + b_part);
+    GEMMLAB_TRY(make_current(call.s.devices[static_cast<std::size_t>(g)]));
+    if (!rank.comm) GEMMLAB_TRY(make_stream(rank.comm));
+    if (rank.buffer.bytes() < need) {
+      rank.buffer = DeviceMemory();
+      if (const Status st = DeviceMemory::allocate(need, rank.buffer); !st)
+        return {StatusCode::AllocFailed,
+                fmt::format("panel buffers of {} bytes on GPU {}: {}", need, call.s.devices[static_cast<std::size_t>(g)],
+                            st.message())};
+    }
+    auto* base = static_cast<std::byte*>(rank.buffer.data());
+    for (int i = 0; i < kDistributedPanelBuffers; ++i) {
+      ra.receive[i] = base + i * a_part;
+      rb.receive[i] = base + kDistributedPanelBuffers * a_part + i * b_part;
+    }
+    ra.send = base + kDistributedPanelBuffers * (a_part + b_part);
+    rb.send = base + kDistributedPanelBuffers * (a_part + b_part) + a_part;
+  }
+  return Status::ok();
+}
+
+// What GPU g multiplies for one panel, where each operand's panel comes from.
+struct Step {
+  std::size_t panel = 0;
+  bool receives_a = false, receives_b = false;
+  int a_buffer = 0, b_buffer = 0;  // which receive buffer, where received
+};
+
+}  // namespace
+
+Status make_group_state(const std::vector<int>& devices, double timeout_seconds, DeviceGroupState*& out) {
+  auto* s = new DeviceGroupState;
+  s->devices = devices;
+  s->timeout_seconds = timeout_seconds;
+  out = s;
+  return Status::ok();
+}
+
+void destroy_group_state(DeviceGroupState* state) { delete state; }
+
+Status run_distributed(DeviceGroup& group, const DistributedGemmProblem& problem, const Variant& variant,
+                       const DistributedPlan& plan, DistributedRun& run) {
+  DeviceGroupState& s = group.state();
+  if (!s.broken.empty())
+    return {StatusCode::ExecutionFailed, fmt::format("this device group is unusable: {}; make a new one", s.broken)};
+  Call call{group, s, problem, variant, plan};
+  const ProcessGrid& grid = plan.grid;
+  const int gpus = grid.size();
+  const auto G = [](int g) { return static_cast<std::size_t>(g); };
+  std::vector<OperandRole> a, b;
+  GEMMLAB_TRY(prepare(call, a, b));
+
+  // Each GPU's steps: what it needs nothing for first, then what it receives, in plan order.
+  std::vector<std::vector<Step>> steps(G(gpus));
+  std::vector<std::vector<Step>> received_by_panel(G(gpus), std::vector<Step>(plan.panels.size()));
+  for (int g = 0; g < gpus; ++g) {
+    std::vector<Step> local, remote;
+    int ra = 0, rb = 0;
+    for (std::size_t t = 0; t < plan.panels.size(); ++t) {
+      const Panel& panel = plan.panels[t];
+      Step step;
+      step.panel = t;
+      step.receives_a = a[G(g)].moves && panel.a_root != a[G(g)].position;
+      step.receives_b = b[G(g)].moves && panel.b_root != b[G(g)].position;
+      if (step.receives_a) step.a_buffer = ra++ % kDistributedPanelBuffers;
+      if (step.receives_b) step.b_buffer = rb++ % kDistributedPanelBuffers;
+      received_by_panel[G(g)][t] = step;
+      (step.receives_a || step.receives_b ? remote : local).push_back(step);
+    }
+    steps[G(g)] = local;
+    steps[G(g)].insert(steps[G(g)].end(), remote.begin(), remote.end());
+  }
+
+  // Events: per GPU, one "arrived" per panel and one "buffer free" per received panel (sync),
+  // a start and an end, and a pair around each wait for a panel (timing).
+  const std::size_t panels = plan.panels.size();
+  for (int g = 0; g < gpus; ++g) {
+    GEMMLAB_TRY(make_current(s.devices[G(g)]));
+    GEMMLAB_TRY(grow_events(s.ranks[G(g)].sync, 2 * panels + 1, false));
+    GEMMLAB_TRY(grow_events(s.ranks[G(g)].timing, 2 * panels + 2, true));
+  }
+  const auto arrived = [&](int g, std::size_t t) { return s.ranks[G(g)].sync[t].get(); };
+  const auto freed = [&](int g, std::size_t t) { return s.ranks[G(g)].sync[panels + t].get(); };
+  const auto comm_done = [&](int g) { return s.ranks[G(g)].sync[2 * panels].get(); };
+  const auto start = [&](int g) { return s.ranks[G(g)].timing[0].get(); };
+  const auto finish = [&](int g) { return s.ranks[G(g)].timing[1].get(); };
+  const auto wait_begin = [&](int g, std::size_t t) { return s.ranks[G(g)].timing[2 + 2 * t].get(); };
+  const auto wait_end = [&](int g, std::size_t t) { return s.ranks[G(g)].timing[3 + 2 * t].get(); };
+  const auto stream = [&](int g) { return static_cast<cudaStream_t>(group.context(g).stream()); };
+
+  // The comm streams start after the work already on the contexts' streams (which may have
+  // written A and B).
+  for (int g = 0; g < gpus; ++g) {
+    GEMMLAB_TRY(make_current(s.devices[G(g)]));
+    CUDA_CHECK(cudaEventRecord(start(g), stream(g)));
+    CUDA_CHECK(cudaStreamWaitEvent(s.ranks[G(g)].comm.get(), start(g), 0));
+  }
+
+  // The panel whose product last read each receive buffer (per GPU, operand and buffer): the
+  // next broadcast into that buffer waits for that product. Products of received panels run
+  // in plan order (steps list them so), as the broadcasts do.
+  constexpr std::size_t kNone = ~std::size_t{0};
+  std::vector<std::array<std::array<std::size_t, kDistributedPanelBuffers>, 2>> last_reader(G(gpus));
+  for (auto& x : last_reader)
+    for (auto& y : x) y.fill(kNone);
+
+  // One panel's broadcasts, every GPU's calls in one NCCL group. A GPU receiving into a buffer
+  // first waits for the product that last read it (already enqueued: see the order below);
+  // roots pack what is not contiguous.
+  const auto enqueue_broadcasts = [&](std::size_t t) -> Status {
+    const Panel& panel = plan.panels[t];
+    struct Part {
+      void* data = nullptr;
+      std::uint64_t bytes = 0;
+    };
+    std::vector<std::array<Part, 2>> parts(G(gpus));
+    for (int g = 0; g < gpus; ++g) {
+      GEMMLAB_TRY(make_current(s.devices[G(g)]));
+      const Step& step = received_by_panel[G(g)][t];
+      cudaStream_t comm = s.ranks[G(g)].comm.get();
+      for (int which = 0; which < 2; ++which) {
+        OperandRole& role = which == 0 ? a[G(g)] : b[G(g)];
+        if (!role.moves) continue;
+        Part& part = parts[G(g)][G(which)];
+        part.bytes = bytes_of(panel_like(role, panel.k.count));
+        if (which == 0 ? step.receives_a : step.receives_b) {
+          const int buffer = which == 0 ? step.a_buffer : step.b_buffer;
+          std::size_t& reader = last_reader[G(g)][G(which)][G(buffer)];
+          if (reader != kNone) CUDA_CHECK(cudaStreamWaitEvent(comm, freed(g, reader), 0));
+          reader = t;
+          part.data = role.receive[buffer];
+        } else {
+          const Matrix mine = k_slice(*role.block, role.k_along_columns, panel.k.first - role.k_first, panel.k.count);
+          if (contiguous(mine)) {
+            part.data = mine.data;
+          } else {
+            GEMMLAB_TRY(pack(mine, dense_at(mine, role.send), comm));
+            part.data = role.send;
+          }
+        }
+      }
+    }
+    NCCL_CHECK(ncclGroupStart());
+    Status issued = Status::ok();
+    for (int g = 0; g < gpus && issued; ++g)
+      for (int which = 0; which < 2 && issued; ++which) {
+        const OperandRole& role = which == 0 ? a[G(g)] : b[G(g)];
+        const Part& part = parts[G(g)][G(which)];
+        if (!role.moves || part.bytes == 0) continue;
+        issued = nccl_status(ncclBroadcast(part.data, part.data, part.bytes, ncclUint8,
+                                           which == 0 ? panel.a_root : panel.b_root,
+                                           role.comm->comms[G(role.position)], s.ranks[G(g)].comm.get()),
+                             which == 0 ? "ncclBroadcast (a panel of A)" : "ncclBroadcast (a panel of B)", __FILE__,
+                             __LINE__);
+      }
+    const Status ended = nccl_status(ncclGroupEnd(), "ncclGroupEnd (a panel's broadcasts)", __FILE__, __LINE__);
+    if (!issued || !ended) {
+      s.broken = (!issued ? issued : ended).message();
+      return !issued ? issued : ended;
+    }
+    for (int g = 0; g < gpus; ++g) {
+      GEMMLAB_TRY(make_current(s.devices[G(g)]));
+      CUDA_CHECK(cudaEventRecord(arrived(g, t), s.ranks[G(g)].comm.get()));
+    }
+    return Status::ok();
+  };
+
+  // One product on GPU g: after its panel's arrival where it receives anything (timed: the
+  // wait), C's block scaled by beta in the GPU's first product and accumulated after.
+  run.bytes_received.assign(G(gpus), 0.0);
+  std::vector<bool> first(G(gpus), true);
+  const auto enqueue_product = [&](int g, const Step& step) -> Status {
+    GEMMLAB_TRY(make_current(s.devices[G(g)]));
+    const Panel& panel = plan.panels[step.panel];
+    const bool receives = step.receives_a || step.receives_b;
+    if (receives) {
+      CUDA_CHECK(cudaEventRecord(wait_begin(g, step.panel), stream(g)));
+      CUDA_CHECK(cudaStreamWaitEvent(stream(g), arrived(g, step.panel), 0));
+      CUDA_CHECK(cudaEventRecord(wait_end(g, step.panel), stream(g)));
+    }
+    const auto view = [&](const OperandRole& role, bool received, int buffer) {
+      if (!received) return k_slice(*role.block, role.k_along_columns, panel.k.first - role.k_first, panel.k.count);
+      const Matrix panel_matrix = dense_at(panel_like(role, panel.k.count), role.receive[buffer]);
+      run.bytes_received[G(g)] += static_cast<double>(bytes_of(panel_matrix));
+      return panel_matrix;
+    };
+    const LocalBlocks local = local_blocks(problem.m, problem.n, problem.k, grid, g);
+    GemmProblem product;
+    product.m = local.rows.count;
+    product.n = local.cols.count;
+    product.k = panel.k.count;
+    product.op_a = problem.op_a;
+    product.op_b = problem.op_b;
+    product.alpha = problem.alpha;
+    product.beta = first[G(g)] ? problem.beta : 1.0;
+    product.compute = problem.compute;
+    product.a = view(a[G(g)], step.receives_a, step.a_buffer);
+    product.b = view(b[G(g)], step.receives_b, step.b_buffer);
+    product.c = problem.c[G(g)];
+    if (const Status st = gemm(group.context(g), product, variant); !st)
+      return {st.code(), fmt::format("GPU {}'s product of panel {} ({}): {}", s.devices[G(g)], step.panel,
+                                     product.describe(), st.message())};
+    if (receives) CUDA_CHECK(cudaEventRecord(freed(g, step.panel), stream(g)));
+    first[G(g)] = false;
+    return Status::ok();
+  };
+
+  // Enqueued in an order where every wait follows the record it waits for: the first
+  // panel's broadcasts (so its transfer starts at once), each GPU's local products, then
+  // panel by panel the broadcasts and the products of those who received them.
+  std::vector<std::size_t> next(G(gpus), 0);  // each GPU's next step
+  for (std::size_t t = 0; t < panels; ++t) {
+    GEMMLAB_TRY(enqueue_broadcasts(t));
+    if (t == 0)
+      for (int g = 0; g < gpus; ++g)
+        for (; next[G(g)] < steps[G(g)].size(); ++next[G(g)]) {
+          const Step& step = steps[G(g)][next[G(g)]];
+          if (step.receives_a || step.receives_b) break;
+          GEMMLAB_TRY(enqueue_product(g, step));
+        }
+    for (int g = 0; g < gpus; ++g)
+      if (next[G(g)] < steps[G(g)].size() && steps[G(g)][next[G(g)]].panel == t)
+        GEMMLAB_TRY(enqueue_product(g, steps[G(g)][next[G(g)]++]));
+  }
+  for (int g = 0; g < gpus; ++g) {
+    GEMMLAB_TRY(make_current(s.devices[G(g)]));
+    // The call ends when both streams are done: the next call reuses the buffers.
+    CUDA_CHECK(cudaEventRecord(comm_done(g), s.ranks[G(g)].comm.get()));
+    CUDA_CHECK(cudaStreamWaitEvent(stream(g), comm_done(g), 0));
+    CUDA_CHECK(cudaEventRecord(finish(g), stream(g)));
+  }
+
+  std::vector<cudaEvent_t> done;
+  for (int g = 0; g < gpus; ++g) done.push_back(finish(g));
+  if (const Status st = wait_all(call, done); !st) return st;
+
+  run.seconds.assign(G(gpus), 0.0);
+  run.wait_seconds.assign(G(gpus), 0.0);
+  for (int g = 0; g < gpus; ++g) {
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start(g), finish(g)));
+    run.seconds[G(g)] = ms * 1e-3;
+    for (const Step& step : steps[G(g)])
+      if (step.receives_a || step.receives_b) {
+        CUDA_CHECK(cudaEventElapsedTime(&ms, wait_begin(g, step.panel), wait_end(g, step.panel)));
+        run.wait_seconds[G(g)] += ms * 1e-3;
+      }
+  }
+  return Status::ok();
+}
+
+}  // namespace cuda
+}  // namespace gemmlab
