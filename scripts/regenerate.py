@@ -7,13 +7,15 @@ For each results/<machine>/*.json (all of results/ when no folder is named):
   bench JSON    -> NAME.png beside it (scripts/plot.py: rate per rung and size)
   out-of-core   -> NAME.png beside it (scripts/out_of_core.py: a "bench --out-of-core" run's
                    rungs on host operands against in core, cublasXt and the model's bound)
+  distributed   -> NAME.png beside it (scripts/distributed.py: a "bench --distributed" run's
+                   strong and weak scaling over the GPUs, and host operands against cublasXt)
   mem.json      -> mem-EXPERIMENT.png, one per experiment (scripts/memlab.py plots)
   device.json   -> device.png (the measured ceilings)
   explain.json  -> explain.png (each rung against its roofline and the seeds' bound)
 Then README.md and docs/*.md: the text between
   <!-- table:h100/ladder [sizes=4096,8192] -->   and   <!-- /table:h100/ladder -->
 is replaced with the table of results/h100/ladder.json (scripts/out_of_core.py's table when
-that run is a `bench --out-of-core` one), and between
+that run is a `bench --out-of-core` one, scripts/distributed.py's for `bench --distributed`), and between
   <!-- table:h100/mem:NAME -->   and   <!-- /table:h100/mem:NAME -->
 with the memory lab's table NAME (scripts/memlab.py TABLES) from results/h100/. Numbers in
 those tables are never typed by hand. Needs matplotlib for the plots (it re-runs itself
@@ -30,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
+import distributed  # noqa: E402
 import memlab  # noqa: E402
 import out_of_core  # noqa: E402
 import plot  # noqa: E402
@@ -113,6 +116,8 @@ def plots(directory):
             plot.plot_bench([path], base + ".png")
         elif command == out_of_core.COMMAND:
             out_of_core.plot(path, base + ".png")
+        elif command == distributed.COMMAND:
+            distributed.plot([path], base + ".png")
         elif command == "mem":
             memlab.cmd_plots(argparse.Namespace(dir=directory, out=directory))
         elif command == "device":
@@ -140,8 +145,11 @@ def table_for(key, opts, doc_path):
         sys.exit(f"{doc_path}: table {key!r} names {path}, which does not exist")
     link = relative(f"results/{key}.json")
     with open(path) as f:
-        if json.load(f).get("command") == out_of_core.COMMAND:
-            return out_of_core.markdown_table(path, link_to=link)
+        command = json.load(f).get("command")
+    if command == out_of_core.COMMAND:
+        return out_of_core.markdown_table(path, link_to=link)
+    if command == distributed.COMMAND:
+        return distributed.markdown_table([path], link_to=link)
     sizes = re.search(r"sizes=([\d,]+)", opts)
     return plot.markdown_table(path, plot.parse_sizes(sizes.group(1)) if sizes else None,
                                link_to=link).replace(os.path.join(ROOT, ""), "")

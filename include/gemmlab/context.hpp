@@ -40,6 +40,11 @@ class Context {
   // streams orders the two itself, as with cuBLAS's cublasSetStream.
   void set_stream(Stream stream) { resources_->set_stream(stream); }
 
+  // CUDA: the persistent rungs size their grids for at most `sms` SMs (0: every SM), leaving
+  // the others to kernels that run beside them (cuBLAS's cublasSetSmCountTarget).
+  void set_sm_count_target(int sms) { resources_->set_sm_count_target(sms); }
+  int sm_count_target() const { return resources_->sm_count_target(); }
+
   // What the rungs keep in this context (see run_context.hpp).
   RunContext& resources() { return *resources_; }
 

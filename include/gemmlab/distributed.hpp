@@ -91,6 +91,10 @@ struct DistributedGemmProblem {
 
 enum class Operand : std::uint8_t { A, B, C };
 
+// A few blocks move a panel faster than the products consume it (NVLink's bandwidth per block
+// is high) while the products lose few SMs.
+inline constexpr int kDefaultBroadcastCtas = 4;
+
 // Device memory for a distributed problem's blocks, owned: each GPU's block of A, B and C as
 // the problem's grid places them, dense, with the layout and dtype of the whole host matrices
 // it is made for; and copies of those whole matrices to and from the blocks. For tests, the
@@ -133,6 +137,11 @@ struct DistributedOptions {
   std::uint64_t device_memory_limit = 0;
   // What the model assumes (0 fields: nominal figures; the bench passes what it measured).
   DistributedRates rates{};
+  // Thread blocks NCCL's broadcasts may use (its maxCTAs), and as many SMs the products leave
+  // free for them (Context::set_sm_count_target) so that the two run side by side: a
+  // persistent product on every SM would hold a broadcast back until it ends. 0: NCCL's own
+  // choice and no SMs left free.
+  int broadcast_ctas = kDefaultBroadcastCtas;
 };
 
 // What one distributed call ran and how long it waited. Per GPU, in rank order.

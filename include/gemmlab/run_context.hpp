@@ -35,6 +35,10 @@ class RunContext {
   Stream stream() const { return stream_; }
   void set_stream(Stream stream) { stream_ = stream; }
   int threads() const { return threads_; }
+  // CUDA: the most SMs the persistent rungs size their grids for (0: all of them), leaving the
+  // rest to work beside them (the distributed GEMM's broadcasts), as cublasSetSmCountTarget does.
+  int sm_count_target() const { return sm_count_target_; }
+  void set_sm_count_target(int sms) { sm_count_target_ = sms > 0 ? sms : 0; }
 
   // This context's object of type T, value-initialised on first use and kept until the
   // context is destroyed. A rung names its own type for each thing it keeps (its workspace
@@ -62,6 +66,7 @@ class RunContext {
   int device_;
   Stream stream_;
   int threads_;
+  int sm_count_target_ = 0;
   std::vector<std::pair<std::type_index, std::unique_ptr<Object>>> objects_;
 };
 

@@ -24,7 +24,9 @@ namespace gemmlab::bench {
 // Within 3, added: settings.device_memory_limit where given; "memory" (what each shape was
 // planned to need and what was available); verification.mode ("full" or "sampled") with
 // verification.samples and verification.note for a sampled check; for the out-of-core job
-// ("command": "bench --out-of-core"), "host_link" and each result's "out_of_core".
+// ("command": "bench --out-of-core"), "host_link" and each result's "out_of_core"; for the
+// distributed job ("command": "bench --distributed"), "nccl_version", "peer_link", its settings
+// (gpus, devices, decompositions, placements, broadcast_ctas) and each result's "distributed".
 inline constexpr int kSchemaVersion = 3;
 
 struct RunContext {

@@ -3,10 +3,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
+#include "bench/distributed.hpp"
 #include "bench/explain.hpp"
 #include "bench/harness.hpp"
 #include "bench/lab_report.hpp"
@@ -18,6 +21,8 @@
 #include "core/host_info.hpp"
 #include "core/random.hpp"
 #include "bench/shape_sets.hpp"
+#include "cuda/lab.hpp"
+#include "gemmlab/distributed.hpp"
 #include "gemmlab/gemm.hpp"
 #include "gemmlab/registry.hpp"
 
@@ -111,7 +116,7 @@ void add_selection_options(CLI::App& c, SelectionArgs& a, bool timing_options) {
     return c.add_option_function<std::string>(name, [&target](const std::string& v) { target = v; }, help);
   };
   c.add_option("--backend", a.backend, "cpu, cuda or auto (cuda when a GPU is present)");
-  add_device_option(c, a.device);
+  CLI::Option* device = add_device_option(c, a.device);
   add_dtype_option(c, a.dtype);
   text("--variants", a.variants,
        "Comma-separated variant names within the backend; auto: the rung the library chooses for each problem");
@@ -184,15 +189,57 @@ void add_selection_options(CLI::App& c, SelectionArgs& a, bool timing_options) {
         "--out-of-core", a.out_of_core,
         "Operands in host memory, streamed through the GPU in tiles (--variants: the in-core rungs of the tiles; "
         "--device-memory-limit also takes a share of the problem, e.g. 25%), beside cublasXt and the in-core rung");
-    CLI::Option* xt = text("--xt-block-dims", a.xt_block_dims,
-                           "With --out-of-core and f32: cublasXt blockDims to time, 0 for its default (default "
-                           "0,2048,4096,8192,16384)");
-    xt->needs(out_of_core);
+    // Needs --out-of-core or --gpus/--devices: checked by run_bench (CLI11's needs() takes no either-or).
+    text("--xt-block-dims", a.xt_block_dims,
+         "With --out-of-core or --gpus and f32: cublasXt blockDims to time, 0 for its default (default "
+         "0,2048,4096,8192,16384)");
     for (CLI::Option* other : {profile, explain, interleave}) out_of_core->excludes(other);
+    DistributedArgs& d = a.distributed;
+    CLI::Option* gpus = c.add_option_function<std::string>(
+        "--gpus", [&d](const std::string& v) { d.gpus = v; },
+        "The distributed job on the first N visible GPUs (NCCL, one host): each shape on one GPU (t1), with its "
+        "operands cut over the N GPUs (strong and weak scaling) and in host memory beside cublasXt; default shapes "
+        "8192, 16384, 32768 and 16383x16385x4097");
+    CLI::Option* devices = text("--devices", d.devices, "The distributed job on these GPUs, e.g. 0,1 (as --gpus)");
+    gpus->excludes(devices);
+    text("--decompositions", d.decompositions,
+         "With --gpus: rows (1-D: row blocks, B broadcast in panels), summa (2-D grid) or both (default rows,summa)");
+    text("--placement", d.placement,
+         "With --gpus: where the operands start, device (cut over the GPUs), host (whole in host memory) or both "
+         "(default device,host)");
+    c.add_option_function<int>(
+         "--broadcast-ctas", [&d](int v) { d.broadcast_ctas = v; },
+         fmt::format("With --gpus: thread blocks NCCL's broadcasts may use, and SMs the products leave free for them "
+                     "(default {}; 0: NCCL's choice, no SMs left free)",
+                     kDefaultBroadcastCtas))
+        ->check(CLI::Range(0, 64));
+    c.add_option_function<std::int64_t>(
+         "--panel-width", [&d](std::int64_t v) { d.panel_width = v; },
+         "With --gpus: the widest panel of K the device runs broadcast (default: the model's choice)")
+        ->check(CLI::PositiveNumber);
+    for (CLI::Option* one : {gpus, devices}) {
+      one->excludes(device);
+      one->excludes(out_of_core);
+      for (CLI::Option* other : {profile, explain, interleave}) one->excludes(other);
+    }
   }
 }
 
 namespace {
+
+// --xt-block-dims TEXT: cublasXt blockDims, 0 for its default; float32 only.
+std::vector<int> parse_xt_block_dims(const std::string& text, DType dtype) {
+  if (dtype != DType::F32)
+    throw UsageError{fmt::format("--xt-block-dims: cublasXt has float32 GEMM only, not {}", to_string(dtype))};
+  std::vector<int> dims;
+  for (const std::string& dim : parse_names(text, "--xt-block-dims")) {
+    const double value = parse_scalar("--xt-block-dims", dim);
+    if (!(value >= 0 && value <= 65536 && value == std::floor(value)))
+      throw UsageError{fmt::format("--xt-block-dims '{}': a blockDim is a whole number from 0 (the default) to 65536", dim)};
+    dims.push_back(static_cast<int>(value));
+  }
+  return dims;
+}
 
 // Today's JSON records no flush for a CPU run; a flush asked of one cannot be honoured.
 void check_flush_applies(const SelectionArgs& args, Backend backend) {
@@ -274,17 +321,7 @@ int run_out_of_core_bench(const SelectionArgs& args, bench::Options& o, Backend 
   }
   if (args.variants) job.in_core = o.variants;
   o.variants.clear();
-  if (args.xt_block_dims) {
-    if (o.dtype != DType::F32)
-      throw UsageError{fmt::format("--xt-block-dims: cublasXt has float32 GEMM only, not {}", to_string(o.dtype))};
-    job.xt_block_dims.clear();
-    for (const std::string& dim : parse_names(*args.xt_block_dims, "--xt-block-dims")) {
-      const double value = parse_scalar("--xt-block-dims", dim);
-      if (!(value >= 0 && value <= 65536 && value == std::floor(value)))
-        throw UsageError{fmt::format("--xt-block-dims '{}': a blockDim is a whole number from 0 (the default) to 65536", dim)};
-      job.xt_block_dims.push_back(static_cast<int>(value));
-    }
-  }
+  if (args.xt_block_dims) job.xt_block_dims = parse_xt_block_dims(*args.xt_block_dims, o.dtype);
   if (!o.config.empty() && job.in_core.empty())
     throw UsageError{"--config names a configuration of the rungs in --variants: name them"};
   std::unique_ptr<Executor> executor;
@@ -332,10 +369,170 @@ int run_out_of_core_bench(const SelectionArgs& args, bench::Options& o, Backend 
   return kExitOk;
 }
 
+// "2 CUDA devices are visible (ordinals 0 to 1)", and what CUDA_VISIBLE_DEVICES hides.
+std::string visible_text(std::size_t count) {
+  std::string text = fmt::format("{} CUDA device{} visible", count, count == 1 ? " is" : "s are");
+  if (count > 0) text += count == 1 ? " (ordinal 0)" : fmt::format(" (ordinals 0 to {})", count - 1);
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"))
+    text += fmt::format("; CUDA_VISIBLE_DEVICES={} hides the others", visible);
+  return text;
+}
+
+// bench --gpus N | --devices LIST: its own job (bench/distributed.hpp), reported as bench reports.
+// Bad flags are usage errors (2), as is an ordinal past the last visible GPU (as --device's);
+// a machine with fewer GPUs than --gpus asks for, or without CUDA or NCCL, cannot run the job (1).
+int run_distributed_bench(const SelectionArgs& args, bench::Options& o, bool seed_given, bool shapes_given) {
+  const DistributedArgs& d = args.distributed;
+  bench::DistributedJob job;
+  job.anchors = d.anchors;
+  std::optional<int> count;
+  std::vector<int> named;
+  if (d.gpus) count = parse_gpu_count(*d.gpus);
+  else named = parse_device_list(*d.devices);
+  if (d.decompositions) job.decompositions = parse_decompositions(*d.decompositions);
+  if (d.placement) job.placements = parse_placements(*d.placement);
+  if (d.broadcast_ctas) job.broadcast_ctas = *d.broadcast_ctas;
+  if (d.panel_width) job.panel_width = *d.panel_width;
+  else if (!d.anchors) job.placements = {bench::Placement::Device};  // explain: the NCCL schedule's model
+  const bool host = std::ranges::find(job.placements, bench::Placement::Host) != job.placements.end();
+  const bool device = std::ranges::find(job.placements, bench::Placement::Device) != job.placements.end();
+  if (args.variants) {
+    if (o.variants.size() != 1)
+      throw UsageError{fmt::format("--variants: {} runs one rung on every GPU (and on one GPU for t1); name one, "
+                                   "or auto",
+                                   d.flag())};
+    job.variant = o.variants.front();
+  }
+  if (!o.config.empty() && job.variant == kAutoVariant)
+    throw UsageError{"--config names a configuration of the rung in --variants: name the rung"};
+  if (o.ld_padding != 0)
+    throw UsageError{fmt::format("{} does not take --pad (the job's blocks are dense copies of the host matrices; "
+                                 "the library's tests cover padded leading dimensions)",
+                                 d.flag())};
+  if (args.xt_block_dims) {
+    job.xt_block_dims = parse_xt_block_dims(*args.xt_block_dims, o.dtype);
+    if (!host) throw UsageError{"--xt-block-dims: cublasXt runs on host operands, beside --placement host"};
+  }
+  if (!job.anchors) job.xt_block_dims.clear();
+  if (!shapes_given) o.shapes = bench::default_distributed_shapes();
+  // --device-memory-limit: per GPU, what the panel buffers and the rung's workspace may use.
+  job.device_memory_limit = o.device_memory_limit.value_or(0);
+  o.device_memory_limit.reset();
+
+  // The GPUs: every one named must exist; --gpus N needs N of them.
+  std::vector<cuda::DeviceFacts> visible;
+  const std::size_t wanted = count ? static_cast<std::size_t>(*count) : named.size();
+  if (Status s = cuda::query_all_devices(visible); !s) {
+    fmt::print(stderr, "gemmlab: {} needs {} GPU{}: {}\n", d.flag(), wanted, wanted == 1 ? "" : "s", s.message());
+    return kExitFailure;
+  }
+  if (count) {
+    if (static_cast<std::size_t>(*count) > visible.size()) {
+      fmt::print(stderr, "gemmlab: {} needs {} GPUs; {}\n", d.flag(), *count, visible_text(visible.size()));
+      return kExitFailure;
+    }
+    for (int g = 0; g < *count; ++g) job.devices.push_back(g);
+  } else {
+    for (const int ordinal : named)
+      if (static_cast<std::size_t>(ordinal) >= visible.size()) {
+        fmt::print(stderr, "gemmlab: {}: device {} does not exist: {}\n", d.flag(), ordinal, visible_text(visible.size()));
+        return kExitUsage;
+      }
+    job.devices = named;
+  }
+  std::string why;
+  if (device && !distributed_available(&why)) {
+    fmt::print(stderr, "gemmlab: {}: the distributed GEMM on device operands needs NCCL: {} (--placement host runs "
+               "without it)\n",
+               d.flag(), why);
+    return kExitFailure;
+  }
+  if (const Variant* v = find_variant(Backend::Cuda, job.variant); v && v->anchor)
+    throw UsageError{fmt::format("--variants: {} is an anchor; the distributed GEMM's products run on gemmlab's rungs "
+                                 "(its host form's cublasXt anchor runs with --placement host)",
+                                 job.variant)};
+  {
+    // The rung exists, computes the dtype and runs here (the words every command uses).
+    bench::Options rung = o;
+    rung.variants = {job.variant};
+    check_selection(rung, Backend::Cuda);
+  }
+  o.variants.clear();
+
+  std::string names;
+  for (const int g : job.devices) names += fmt::format("{}{} ({})", names.empty() ? "" : ", ", g, visible[static_cast<std::size_t>(g)].name);
+  if (args.dry_run) {
+    std::string decompositions, placements;
+    for (const Decomposition x : job.decompositions)
+      decompositions += fmt::format("{}{}", decompositions.empty() ? "" : ",", to_string(x));
+    for (const bench::Placement x : job.placements) placements += fmt::format("{}{}", placements.empty() ? "" : ",", to_string(x));
+    fmt::print("gemmlab bench {} would run on {} GPU{}: {}: {} {}{} {}, rung {}, decompositions {}, placement {}{}: {}\n",
+               d.flag(), job.devices.size(), job.devices.size() == 1 ? "" : "s", names, to_string(o.dtype),
+               to_string(o.op_a), to_string(o.op_b), to_string(o.layout), job.variant, decompositions, placements,
+               job.anchors ? ", beside the rung on one GPU" : "", shapes_text(o.shapes));
+    for (const bench::Shape& s : o.shapes) {
+      std::string line = fmt::format("  {}x{}x{} needs {} of page-locked host memory", s.m, s.n, s.k,
+                                     bench::format_bytes(bench::distributed_host_bytes(o, s)));
+      if (device)
+        for (const Decomposition x : job.decompositions) {
+          std::vector<std::uint64_t> per_gpu;
+          if (!bench::distributed_block_bytes(o, s, x, static_cast<int>(job.devices.size()), per_gpu)) continue;
+          line += fmt::format("; {}: blocks of {} on the busiest GPU", to_string(x),
+                              bench::format_bytes(*std::ranges::max_element(per_gpu)));
+        }
+      fmt::print("{}\n", line);
+    }
+    return kExitOk;
+  }
+
+  std::unique_ptr<Executor> executor;
+  if (Status s = make_cuda_executor(executor, job.devices.front()); !s) {
+    fmt::print(stderr, "gemmlab: {}: {}\n", d.flag(), s.describe());
+    return s.code() == StatusCode::InvalidValue ? kExitUsage : kExitFailure;
+  }
+  OutputFile out;
+  if (!out.open_or_report(args.output)) return kExitFailure;
+  o.progress = progress_printer(args.progress);
+  print_seed_line(o.seed, args.command_line, seed_given);
+  const std::string started = bench::utc_now();
+  bench::DistributedResults results;
+  if (Status s = bench::run_distributed(o, job, *executor, results); !s) {
+    fmt::print(stderr, "gemmlab: {}: {}\n", d.flag(), s.code() == StatusCode::AllocFailed ? s.message() : s.describe());
+    return s.code() == StatusCode::InvalidValue ? kExitUsage : kExitFailure;
+  }
+  bench::RunContext context =
+      report_context(args, std::string(bench::kDistributedCommand), Backend::Cuda, *executor, o, started);
+  context.host_link = results.host_link;
+  if (args.format == "json") fmt::print(out.stream(), "{}\n", bench::distributed_json(results, context).dump(2));
+  else if (args.format == "csv") fmt::print(out.stream(), "{}", bench::format_csv(results.records));
+  else fmt::print(out.stream(), "{}", bench::format_distributed_table(results, context));
+  if (!out.commit_or_report()) return kExitFailure;
+  int failures = 0;
+  for (const bench::Record& r : results.records) failures += r.failed() ? 1 : 0;
+  if (failures > 0) {
+    fmt::print(stderr, "gemmlab: {} of {} runs failed (seed {})\n", failures, results.records.size(), o.seed);
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int run_bench(const SelectionArgs& args, bool verify_only) {
-  const Backend backend = pick_backend(args.backend, args.device);
+  const DistributedArgs& distributed = args.distributed;
+  // The flags that belong to another job, before anything else is looked at.
+  if (!distributed.requested()) {
+    if (distributed.decompositions) throw UsageError{"--decompositions requires --gpus or --devices"};
+    if (distributed.broadcast_ctas) throw UsageError{"--broadcast-ctas requires --gpus or --devices"};
+    if (distributed.panel_width) throw UsageError{"--panel-width requires --gpus or --devices"};
+    if (distributed.placement) throw UsageError{"--placement requires --gpus or --devices"};
+  }
+  if (args.xt_block_dims && !args.out_of_core && !distributed.requested())
+    throw UsageError{"--xt-block-dims requires --out-of-core or --gpus/--devices"};
+  if (distributed.requested() && args.backend != "auto" && args.backend != "cuda")
+    throw UsageError{fmt::format("{} runs on GPUs: it needs --backend cuda (or auto), not {}", distributed.flag(),
+                                 args.backend)};
+  const Backend backend = distributed.requested() ? Backend::Cuda : pick_backend(args.backend, args.device);
   check_device_applies(args.device, backend);
   bench::Options o;
   if (args.variants) o.variants = parse_names(*args.variants);
@@ -394,6 +591,8 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
     apply_device_memory_limit(args.device_memory_limit, backend, o);
   }
   if (args.out_of_core) return run_out_of_core_bench(args, o, backend, device_memory_share, seed_given);
+  if (distributed.requested())
+    return run_distributed_bench(args, o, seed_given, args.sizes || args.mnk || args.shapes);
   if (args.samples && args.format != "json")
     throw UsageError{fmt::format("--samples: the samples are written to the JSON report; add --format json "
                                  "(not {})", args.format)};

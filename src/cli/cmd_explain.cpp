@@ -1,4 +1,5 @@
-// gemmlab explain VARIANT --mnk MxNxK: a rung's analytic model next to its measurement.
+// gemmlab explain VARIANT --mnk MxNxK: a rung's analytic model next to its measurement (with
+// --out-of-core or --distributed: that schedule's model beside its run).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -16,6 +17,8 @@ namespace {
 
 constexpr std::int64_t kDefaultCpuSize = 1024;
 constexpr std::int64_t kDefaultCudaSize = 4096;
+// explain --distributed: a problem whose panels' broadcasts and products both take time.
+constexpr std::int64_t kDefaultDistributedSize = 16384;
 
 }  // namespace
 
@@ -41,12 +44,56 @@ void add_explain_options(CLI::App& c, ExplainArgs& a) {
   c.add_flag("--no-verify", a.no_verify, "Skip verification (timing only)");
   c.add_flag("--progress", a.progress, "Progress lines on stderr even when it is not a terminal");
   c.add_flag("--dry-run", a.dry_run, "Check the command line, say what would run, and stop");
-  c.add_flag("--out-of-core", a.out_of_core,
-             "The out-of-core schedule with VARIANT computing its tiles: the model (time bound, bytes per block, "
-             "overlap) beside the run; --device-memory-limit also takes a share of the problem, e.g. 25%");
+  CLI::Option* out_of_core =
+      c.add_flag("--out-of-core", a.out_of_core,
+                 "The out-of-core schedule with VARIANT computing its tiles: the model (time bound, bytes per block, "
+                 "overlap) beside the run; --device-memory-limit also takes a share of the problem, e.g. 25%");
+  CLI::Option* distributed = c.add_flag(
+      "--distributed", a.distributed,
+      "The distributed GEMM over --gpus N (or --devices LIST) with VARIANT computing every GPU's products: the plan "
+      "(grid, panels, bytes per GPU) and its model (compute per GPU at the rung's measured rate against the panel "
+      "bytes over the measured link) beside the run; no anchors (default --mnk 16384x16384x16384)");
+  distributed->excludes(out_of_core);
+  DistributedArgs& d = a.gpus;
+  CLI::Option* gpus = c.add_option_function<std::string>(
+      "--gpus", [&d](const std::string& v) { d.gpus = v; }, "With --distributed: the first N visible GPUs");
+  CLI::Option* devices = c.add_option_function<std::string>(
+      "--devices", [&d](const std::string& v) { d.devices = v; }, "With --distributed: these GPUs, e.g. 0,1");
+  CLI::Option* decompositions = c.add_option_function<std::string>(
+      "--decompositions", [&d](const std::string& v) { d.decompositions = v; },
+      "With --distributed: rows, summa or both (default rows,summa)");
+  gpus->excludes(devices);
+  for (CLI::Option* one : {gpus, devices, decompositions}) one->needs(distributed);
 }
 
 int run_explain(const ExplainArgs& args) {
+  if (args.distributed) {
+    // The distributed job without its anchors: each run, its plan and model, and its measurement.
+    if (!args.gpus.requested()) throw UsageError{"--distributed needs --gpus N or --devices LIST"};
+    if (args.device) throw UsageError{"--distributed runs on --gpus or --devices, not --device"};
+    SelectionArgs job;
+    job.command_line = args.command_line;
+    job.backend = args.backend;
+    job.dtype = args.dtype;
+    job.variants = args.variants;
+    job.config = args.config;
+    job.mnk = args.mnk.value_or(fmt::format("{0}x{0}x{0}", kDefaultDistributedSize));
+    job.trans = args.trans;
+    job.layout = args.layout;
+    job.seed = args.seed;
+    job.reps = args.reps > 0 ? args.reps : 3;
+    job.warmup = 1;  // the first call makes the communicators
+    job.min_time = 0;
+    job.device_memory_limit = args.device_memory_limit;
+    job.format = args.format;
+    job.output = args.output;
+    job.no_verify = args.no_verify;
+    job.progress = args.progress;
+    job.dry_run = args.dry_run;
+    job.distributed = args.gpus;
+    job.distributed.anchors = false;
+    return run_bench(job, false);
+  }
   if (args.out_of_core) {
     // The out-of-core job without its anchors: each schedule, its model and its measurement.
     SelectionArgs job;

@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "gemmlab/availability.hpp"
+#include "gemmlab/distributed.hpp"
 #include "gemmlab/registry.hpp"
 
 namespace gemmlab::cli {
@@ -66,6 +67,15 @@ int run_list(const std::string& backend, const std::string& format, bool with_co
       }
     }
     table += '\n';
+  }
+  // The distributed forms are not rungs: they run the rungs above on several GPUs.
+  if (backend != "cpu" && cuda_built()) {
+    std::string why;
+    table += distributed_available(&why)
+                 ? fmt::format("distributed (bench --gpus N): device operands over NCCL {} (decompositions rows, "
+                               "summa) and host operands, every GPU's products by the rungs above\n",
+                               nccl_version())
+                 : fmt::format("distributed (bench --gpus N): host operands only; device operands absent: {}\n", why);
   }
   if (format == "json")
     fmt::print("{}\n", doc.dump(2));

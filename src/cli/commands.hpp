@@ -11,6 +11,7 @@
 
 #include "bench/harness.hpp"
 #include "bench/memory_plan.hpp"
+#include "cli/options.hpp"
 
 namespace gemmlab::cli {
 
@@ -54,6 +55,8 @@ struct SelectionArgs {
   bool out_of_core = false;
   std::optional<std::string> xt_block_dims;
   bool out_of_core_anchors = true;  // false: the schedules and their models alone (explain)
+  // bench --gpus N | --devices LIST: the distributed job (bench/distributed.hpp).
+  DistributedArgs distributed;
 };
 
 // gemmlab explain VARIANT.
@@ -75,6 +78,9 @@ struct ExplainArgs {
   bool progress = false;
   bool dry_run = false;
   bool out_of_core = false;  // explain --out-of-core: each schedule's model beside its run
+  // explain --distributed --gpus N: each distributed run's plan and model beside its run.
+  bool distributed = false;
+  DistributedArgs gpus;
   std::string command_line;
 };
 

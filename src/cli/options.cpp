@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <string_view>
 
 namespace gemmlab::cli {
@@ -158,6 +159,79 @@ std::string quote_command_line(const std::vector<std::string>& argv) {
     line += '\'';
   }
   return line;
+}
+
+std::string DistributedArgs::flag() const {
+  if (gpus) return "--gpus " + *gpus;
+  if (devices) return "--devices " + *devices;
+  return "--gpus";
+}
+
+namespace {
+
+// The largest GPU count and ordinal the flags take; the real bound, the visible devices, is
+// checked when the GPUs are chosen, where it can be named.
+constexpr int kMaxDeviceOrdinal = 1023;
+
+// A whole number in [low, high], or nullopt.
+std::optional<int> whole_number(const std::string& token, int low, int high) {
+  int value = 0;
+  const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+  if (token.empty() || ec != std::errc() || ptr != token.data() + token.size() || value < low || value > high)
+    return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+int parse_gpu_count(const std::string& text) {
+  const std::optional<int> count = whole_number(text, 1, kMaxDeviceOrdinal + 1);
+  if (!count)
+    throw UsageError{fmt::format("--gpus '{}': give how many GPUs, a whole number from 1 to {} (the first N visible "
+                                 "ones; --devices names them)",
+                                 text, kMaxDeviceOrdinal + 1)};
+  return *count;
+}
+
+std::vector<int> parse_device_list(const std::string& text) {
+  std::vector<int> devices;
+  for (const std::string& token : parse_names(text, "--devices")) {
+    const std::optional<int> ordinal = whole_number(token, 0, kMaxDeviceOrdinal);
+    if (!ordinal)
+      throw UsageError{fmt::format("--devices '{}': '{}' is not a CUDA device ordinal (a whole number from 0 to {}; "
+                                   "gemmlab device --all lists them)",
+                                   text, token, kMaxDeviceOrdinal)};
+    for (const int seen : devices)
+      if (seen == *ordinal) throw UsageError{fmt::format("--devices '{}' names device {} twice", text, seen)};
+    devices.push_back(*ordinal);
+  }
+  return devices;
+}
+
+std::vector<Decomposition> parse_decompositions(const std::string& text) {
+  std::vector<Decomposition> out;
+  for (const std::string& name : parse_names(text, "--decompositions")) {
+    const std::optional<Decomposition> d = parse_decomposition(name);
+    if (!d)
+      throw UsageError{fmt::format("--decompositions: '{}' is not a decomposition (rows: row blocks of A and C, B "
+                                   "broadcast in panels; summa: a 2-D grid)",
+                                   name)};
+    out.push_back(*d);
+  }
+  return out;
+}
+
+std::vector<bench::Placement> parse_placements(const std::string& text) {
+  std::vector<bench::Placement> out;
+  for (const std::string& name : parse_names(text, "--placement")) {
+    const std::optional<bench::Placement> p = bench::parse_placement(name);
+    if (!p)
+      throw UsageError{fmt::format("--placement: '{}' is not a placement (device: operands already cut over the "
+                                   "GPUs; host: whole in host memory)",
+                                   name)};
+    out.push_back(*p);
+  }
+  return out;
 }
 
 void parse_trans(const std::string& text, Op& op_a, Op& op_b) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/distributed.hpp"
 #include "bench/harness.hpp"
 
 namespace gemmlab::cli {
@@ -34,6 +35,31 @@ std::uint64_t parse_seed(const std::string& text);
 // K, M, G, T (or KiB, MiB, GiB, TiB) in powers of 1024, KB, MB, GB, TB in powers of 1000, B
 // for bytes; case does not matter: "8G", "512M", "1.5GiB", "80GB", "4096". At least 1 byte.
 std::uint64_t parse_byte_size(const std::string& flag, const std::string& text);
+
+// bench --gpus N | --devices LIST (the distributed job, bench/distributed.hpp) and the flags that
+// go with it, as typed: run_bench checks them, so each error names its flag.
+struct DistributedArgs {
+  std::optional<std::string> gpus;            // --gpus N: the first N visible GPUs
+  std::optional<std::string> devices;         // --devices 0,1: these GPUs
+  std::optional<std::string> decompositions;  // --decompositions rows,summa
+  std::optional<std::string> placement;       // --placement device,host
+  std::optional<int> broadcast_ctas;          // --broadcast-ctas N
+  std::optional<std::int64_t> panel_width;    // --panel-width N
+  // false (explain --distributed): the distributed runs and their models alone, no anchors.
+  bool anchors = true;
+  bool requested() const { return gpus.has_value() || devices.has_value(); }
+  // "--gpus 2" or "--devices 0,1", for messages.
+  std::string flag() const;
+};
+
+// --gpus: a whole number of GPUs from 1 to 1024.
+int parse_gpu_count(const std::string& text);
+// --devices: CUDA ordinals from 0 to 1023, comma-separated, none named twice.
+std::vector<int> parse_device_list(const std::string& text);
+// --decompositions: rows, summa (gemmlab/distribution.hpp), comma-separated.
+std::vector<Decomposition> parse_decompositions(const std::string& text);
+// --placement: device, host (bench/distributed.hpp), comma-separated.
+std::vector<bench::Placement> parse_placements(const std::string& text);
 
 // The command line as a shell would take it back: arguments with spaces or quotes quoted.
 std::string quote_command_line(const std::vector<std::string>& argv);

@@ -104,6 +104,8 @@ Status plan_with(DeviceGroup& group, const DistributedGemmProblem& p, const Dist
                  Variant& variant, DistributedPlan& out) {
   if (p.m < 0 || p.n < 0 || p.k < 0)
     return {StatusCode::InvalidValue, fmt::format("m, n and k ({}, {}, {}) must not be negative", p.m, p.n, p.k)};
+  if (options.broadcast_ctas < 0)
+    return {StatusCode::InvalidValue, fmt::format("broadcast_ctas ({}) must not be negative", options.broadcast_ctas)};
   if (options.panel_width < 0)
     return {StatusCode::InvalidValue, fmt::format("the panel width ({}) must not be negative", options.panel_width)};
   out = DistributedPlan{};
@@ -416,7 +418,7 @@ Status gemm_distributed(DeviceGroup& group, const DistributedGemmProblem& proble
     distributed_available(&why);
     return {StatusCode::NotSupported, fmt::format("gemm_distributed on device operands needs NCCL: {}", why)};
   }
-  GEMMLAB_TRY(cuda::run_distributed(group, problem, variant, ran.plan, ran));
+  GEMMLAB_TRY(cuda::run_distributed(group, problem, variant, ran.plan, options.broadcast_ctas, ran));
   if (run) *run = std::move(ran);
   return Status::ok();
 }

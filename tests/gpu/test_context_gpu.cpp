@@ -153,6 +153,26 @@ TEST(ContextGpu, AutoRunsAVerifiedRungOfEachType) {
   EXPECT_EQ(unavailable_here(chosen), "") << chosen.name;
 }
 
+TEST(ContextGpu, AnSmCountTargetLeavesTheResultAlone) {
+  if (device_count() < 1) GTEST_SKIP() << "SKIPPED: no CUDA device";
+  std::unique_ptr<Context> context = testing::make_context(Backend::Cuda);
+  ASSERT_NE(context, nullptr);
+  testing::Seeds seeds;
+  // Persistent grids of 5 SMs, and of 1 (a target below a cluster still runs one): many
+  // rounds per block, every tile of a 600 x 700 problem still written once.
+  for (const int sms : {5, 1}) {
+    context->set_sm_count_target(sms);
+    EXPECT_EQ(context->sm_count_target(), sms);
+    for (const std::string& rung : stateful_rungs()) {
+      const std::uint64_t seed = seeds.next();
+      SCOPED_TRACE(seeds.describe(seed) + " " + rung + " sms " + std::to_string(sms));
+      EXPECT_EQ(run_once(*context, rung, seed, 600, 700, 300), "");
+    }
+  }
+  context->set_sm_count_target(0);
+  EXPECT_EQ(context->sm_count_target(), 0);
+}
+
 TEST(ContextGpu, ADeviceThatDoesNotExistIsNamed) {
   const int n = device_count();
   if (n < 1) GTEST_SKIP() << "SKIPPED: no CUDA device";

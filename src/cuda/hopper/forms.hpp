@@ -15,6 +15,8 @@
 // and clusters of 2.
 #pragma once
 
+#include <algorithm>
+
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -231,6 +233,9 @@ Status launch_config(const RowMajorGemm& g, int k_tiles, LaunchAttributes& attri
   if (resident < 1)
     return {StatusCode::ArchMismatch, "wgmma_ws: no cluster of " + std::to_string(kClusterM) +
                                           " blocks fits on this GPU (the configuration 'blocks' runs without)"};
+  // A context that leaves SMs to other kernels (Context::set_sm_count_target) caps the grid.
+  if (context && context->sm_count_target() > 0)
+    resident = std::max(1, std::min(resident, context->sm_count_target() / kClusterM));
   const int units = ceil_div(g.m, kBM * kClusterM) * ceil_div(g.n, kBN);
   if constexpr (I::kStreamK) {
     plan = stream_k::with_tail(units, resident, k_tiles);

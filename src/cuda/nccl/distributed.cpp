@@ -36,9 +36,11 @@ struct DeviceGroupState {
   // later call refuses, naming why (a new group starts afresh).
   std::string broken;
 
-  // The GPUs `members` (ranks of the group) share, one ncclComm_t per member, in order.
+  // The GPUs `members` (ranks of the group) share, one ncclComm_t per member, in order,
+  // made for broadcasts of at most `ctas` blocks (0: NCCL's choice).
   struct Communicator {
     std::vector<int> members;
+    int ctas = 0;
     std::vector<ncclComm_t> comms;
   };
   std::vector<Communicator> communicators;
@@ -63,15 +65,10 @@ struct DeviceGroupState {
 namespace cuda {
 namespace {
 
-// The NCCL resources each broadcast may use: a few SMs' worth of blocks, so that the panel
-// products beside them keep nearly every SM (the persistent Hopper rungs leave some idle at
-// most shapes: their grid is the fewest blocks that take the same number of rounds).
-constexpr int kBroadcastCtas = 4;
-
-Status make_communicator(DeviceGroupState& s, const std::vector<int>& members,
+Status make_communicator(DeviceGroupState& s, const std::vector<int>& members, int ctas,
                          DeviceGroupState::Communicator*& out) {
   for (DeviceGroupState::Communicator& c : s.communicators)
-    if (c.members == members) {
+    if (c.members == members && c.ctas == ctas) {
       out = &c;
       return Status::ok();
     }
@@ -80,10 +77,13 @@ Status make_communicator(DeviceGroupState& s, const std::vector<int>& members,
   NCCL_CHECK(ncclGetUniqueId(&id));
   DeviceGroupState::Communicator c;
   c.members = members;
+  c.ctas = ctas;
   c.comms.assign(members.size(), nullptr);
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.maxCTAs = kBroadcastCtas;
-  config.CTAPolicy = NCCL_CTA_POLICY_EFFICIENCY;
+  if (ctas > 0) {
+    config.minCTAs = 1;
+    config.maxCTAs = ctas;
+  }
   config.commName = "gemmlab";
   NCCL_CHECK(ncclGroupStart());
   Status failed = Status::ok();
@@ -182,6 +182,7 @@ struct Call {
   const DistributedGemmProblem& p;
   const Variant& variant;
   const DistributedPlan& plan;
+  int broadcast_ctas;
 };
 
 Status wait_all(Call& call, const std::vector<cudaEvent_t>& done) {
@@ -246,12 +247,12 @@ Status prepare(Call& call, std::vector<OperandRole>& a, std::vector<OperandRole>
     if (ra.moves) {
       std::vector<int> members;
       for (int c = 0; c < grid.cols; ++c) members.push_back(row * grid.cols + c);
-      GEMMLAB_TRY(make_communicator(call.s, members, ra.comm));
+      GEMMLAB_TRY(make_communicator(call.s, members, call.broadcast_ctas, ra.comm));
     }
     if (rb.moves) {
       std::vector<int> members;
       for (int r = 0; r < grid.rows; ++r) members.push_back(r * grid.cols + col);
-      GEMMLAB_TRY(make_communicator(call.s, members, rb.comm));
+      GEMMLAB_TRY(make_communicator(call.s, members, call.broadcast_ctas, rb.comm));
     }
     ra.panel_bytes = ra.moves ? bytes_of(panel_like(ra, widest)) : 0;
     rb.panel_bytes = rb.moves ? bytes_of(panel_like(rb, widest)) : 0;
@@ -285,6 +286,31 @@ Status prepare(Call& call, std::vector<OperandRole>& a, std::vector<OperandRole>
   return Status::ok();
 }
 
+// Each context's SM count target lowered by `ctas` SMs for one call, and set back after it.
+class SmTargets {
+ public:
+  explicit SmTargets(DeviceGroup& group) : group_(group) {}
+  ~SmTargets() {
+    for (std::size_t g = 0; g < before_.size(); ++g) group_.context(static_cast<int>(g)).set_sm_count_target(before_[g]);
+  }
+  SmTargets(const SmTargets&) = delete;
+  SmTargets& operator=(const SmTargets&) = delete;
+  Status leave(int ctas) {
+    for (int g = 0; g < group_.size(); ++g) {
+      Context& context = group_.context(g);
+      GEMMLAB_TRY(make_current(group_.device(g)));
+      const int sms = context.sm_count_target() > 0 ? context.sm_count_target() : device_sm_count();
+      before_.push_back(context.sm_count_target());
+      context.set_sm_count_target(std::max(1, sms - ctas));
+    }
+    return Status::ok();
+  }
+
+ private:
+  DeviceGroup& group_;
+  std::vector<int> before_;
+};
+
 // What GPU g multiplies for one panel, where each operand's panel comes from.
 struct Step {
   std::size_t panel = 0;
@@ -305,16 +331,19 @@ Status make_group_state(const std::vector<int>& devices, double timeout_seconds,
 void destroy_group_state(DeviceGroupState* state) { delete state; }
 
 Status run_distributed(DeviceGroup& group, const DistributedGemmProblem& problem, const Variant& variant,
-                       const DistributedPlan& plan, DistributedRun& run) {
+                       const DistributedPlan& plan, int broadcast_ctas, DistributedRun& run) {
   DeviceGroupState& s = group.state();
   if (!s.broken.empty())
     return {StatusCode::ExecutionFailed, fmt::format("this device group is unusable: {}; make a new one", s.broken)};
-  Call call{group, s, problem, variant, plan};
+  Call call{group, s, problem, variant, plan, broadcast_ctas};
   const ProcessGrid& grid = plan.grid;
   const int gpus = grid.size();
   const auto G = [](int g) { return static_cast<std::size_t>(g); };
   std::vector<OperandRole> a, b;
   GEMMLAB_TRY(prepare(call, a, b));
+  // Where anything is broadcast, the products leave the broadcasts' SMs free, for this call.
+  SmTargets targets(group);
+  if (gpus > 1 && broadcast_ctas > 0) GEMMLAB_TRY(targets.leave(broadcast_ctas));
 
   // Each GPU's steps: what it needs nothing for first, then what it receives, in plan order.
   std::vector<std::vector<Step>> steps(G(gpus));

@@ -18,7 +18,7 @@ Status make_group_state(const std::vector<int>&, double, DeviceGroupState*& out)
 
 void destroy_group_state(DeviceGroupState* state) { delete state; }
 
-Status run_distributed(DeviceGroup&, const DistributedGemmProblem&, const Variant&, const DistributedPlan&,
+Status run_distributed(DeviceGroup&, const DistributedGemmProblem&, const Variant&, const DistributedPlan&, int,
                        DistributedRun&) {
   return {StatusCode::NotSupported,
           "this build of gemmlab has no NCCL, so no distributed GEMM on device operands (configure with NCCL "
