@@ -16,31 +16,21 @@ operands, against cublasXt over the same GPUs.
 
 scripts/regenerate.py calls both for every results JSON whose command is "bench --distributed".
 """
-import argparse
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import plot as bench_plot  # noqa: E402
+import results_common  # noqa: E402
+from results_common import (annotate_block_dim, figure, load_run, shape, size_axis, size_label,  # noqa: E402
+                            size_x, timed, verified_cell)
 
 COMMAND = "bench --distributed"
 
 
 def load(path):
     """The run and its records, each with its "distributed" figures."""
-    with open(path) as f:
-        doc = json.load(f)
-    if doc.get("schema_version") not in bench_plot.SCHEMA_VERSIONS:
-        sys.exit(f"{path}: unsupported schema_version {doc.get('schema_version')}")
-    if doc.get("command") != COMMAND:
-        sys.exit(f"{path}: command {doc.get('command')!r}, not {COMMAND!r}")
-    return doc
-
-
-def timed(r):
-    return r.get("status") == "ok" and "gflops" in r and "time_ms" in r
+    return load_run(path, COMMAND)
 
 
 def fig(r):
@@ -51,30 +41,12 @@ def mode(r):
     return fig(r).get("mode")
 
 
-def shape(r):
-    return r["m"], r["n"], r["k"]
-
-
 def base_shape(r):
     """The single-GPU problem a record scales from: its own, or for weak scaling t1's."""
     t1 = fig(r).get("t1")
     if fig(r).get("scaling") == "weak" and t1:
         return t1["m"], t1["n"], t1["k"]
     return shape(r)
-
-
-def size_x(s):
-    m, n, k = s
-    return n if m == n == k else (m * n * k) ** (1 / 3)
-
-
-def size_label(s):
-    m, n, k = s
-    return f"{n}³" if m == n == k else f"{m}×{n}×{k}"
-
-
-def figure(x):
-    return f"{x:.2f}" if x >= 0.1 else f"{x:.2g}"
 
 
 def passed(r):
@@ -103,7 +75,6 @@ def plot(paths, out):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import NullLocator
 
     records = runs(paths)
     docs = [load(p) for p in paths]
@@ -176,7 +147,7 @@ def plot(paths, out):
             ax.plot([p[0] for p in best_points], [p[1] for p in best_points], "-D", color="black", markersize=4,
                     label="cublasXt, best blockDim (f32)")
             for x, y, b in best_points:
-                ax.annotate(f"b{b}", (x, y), textcoords="offset points", xytext=(4, -10), fontsize=6)
+                annotate_block_dim(ax, x, y, b)
         if default_points:
             ax.plot([p[0] for p in default_points], [p[1] for p in default_points], ":o", color="grey",
                     markersize=4, label="cublasXt, default blockDim")
@@ -188,14 +159,7 @@ def plot(paths, out):
 
     shapes = sorted(drawn_shapes, key=size_x)
     for ax in axes:
-        ax.set_xscale("log", base=2)
-        if shapes:
-            ax.set_xticks([size_x(s) for s in shapes])
-            ax.set_xticklabels([size_label(s) for s in shapes], fontsize=7,
-                               rotation=0 if all(m == n == k for m, n, k in shapes) else 30, ha="right")
-            if len(shapes) == 1:
-                ax.set_xlim(size_x(shapes[0]) / 2, size_x(shapes[0]) * 2)
-        ax.xaxis.set_minor_locator(NullLocator())
+        size_axis(ax, shapes, fontsize=7)
         ax.set_xlabel("size of the single-GPU problem")
     gpu = docs[0]["device"].get("gpu", "") if docs else ""
     gpus = sorted({d["settings"].get("gpus") for d in docs if d["settings"].get("gpus")})
@@ -230,9 +194,6 @@ def markdown_table(paths, link_to=None):
         model = f.get("model", {})
         received = f.get("bytes_received", {})
         wait = f.get("wait_seconds", {})
-        v = r.get("verification")
-        verified = "–" if not v else ("passed" if v.get("passed") else "**failed**") + \
-            (" (sampled)" if v.get("mode") == "sampled" else "")
         # Weak scaling's t1 / tP is its efficiency: P times the work, not a speedup.
         speedup = t1["time_ms"] / r["time_ms"]["median"] if t1 and f.get("scaling") != "weak" else None
         cells = [f"{r['gflops'] * 1e-3:.1f}",
@@ -245,7 +206,7 @@ def markdown_table(paths, link_to=None):
                  figure(model["measured_over_model"]) if model.get("measured_over_model") else "–",
                  f"{figure(f['ratio_to_best_cublasxt'])} (b{f.get('best_cublasxt_block_dim')})"
                  if "ratio_to_best_cublasxt" in f else "–",
-                 verified]
+                 verified_cell(r)]
         rows.append(f"{head} " + " | ".join(cells) + " |")
     rows.append("")
     docs = [load(p) for p in paths]
@@ -263,28 +224,8 @@ def markdown_table(paths, link_to=None):
     return "\n".join(rows)
 
 
-def cmd_plot(args):
-    plot(args.results, args.out or os.path.splitext(args.results[0])[0] + ".png")
-
-
-def cmd_table(args):
-    print(markdown_table(args.results))
-
-
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", required=True)
-    a = sub.add_parser("plot")
-    a.add_argument("results", nargs="+")
-    a.add_argument("--out", help="the PNG (default: the first RESULTS with .png for .json)")
-    a.set_defaults(func=cmd_plot)
-    t = sub.add_parser("table")
-    t.add_argument("results", nargs="+")
-    t.set_defaults(func=cmd_table)
-    args = p.parse_args()
-    if args.command == "plot":
-        bench_plot.ensure_matplotlib(__file__)
-    args.func(args)
+    results_common.main(__file__, __doc__, plot, markdown_table, several=True)
 
 
 if __name__ == "__main__":

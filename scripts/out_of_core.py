@@ -14,51 +14,27 @@ device copies of the operands (in core) and cuBLAS's own out-of-core layer, cubl
 
 scripts/regenerate.py calls both for every results JSON whose command is "bench --out-of-core".
 """
-import argparse
-import json
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import plot as bench_plot  # noqa: E402  (this module's plot() is the out-of-core one)
+import results_common  # noqa: E402
+from results_common import (annotate_block_dim, figure, load_run, shape, size_axis, size_label,  # noqa: E402
+                            size_x, timed, verified_cell)
 
 COMMAND = "bench --out-of-core"
 
 
 def load(path):
     """The run and its timed, successful results."""
-    with open(path) as f:
-        doc = json.load(f)
-    if doc.get("schema_version") not in bench_plot.SCHEMA_VERSIONS:
-        sys.exit(f"{path}: unsupported schema_version {doc.get('schema_version')}")
-    if doc.get("command") != COMMAND:
-        sys.exit(f"{path}: command {doc.get('command')!r}, not {COMMAND!r}")
+    doc = load_run(path, COMMAND)
     return doc, [r for r in doc["results"] if timed(r)]
-
-
-def timed(r):
-    return r.get("status") == "ok" and "gflops" in r and "time_ms" in r
-
-
-def shape(r):
-    return r["m"], r["n"], r["k"]
 
 
 def mode(r):
     return r.get("out_of_core", {}).get("mode")
-
-
-def size_x(s):
-    """Where a shape sits on the size axis: n when square, else the cube root of m*n*k."""
-    m, n, k = s
-    return n if m == n == k else (m * n * k) ** (1 / 3)
-
-
-def size_label(s):
-    m, n, k = s
-    return f"{n}³" if m == n == k else f"{m}×{n}×{k}"
 
 
 def rung_of(r):
@@ -79,11 +55,6 @@ def bound_tflops(r):
         return None
     flops = r.get("model", {}).get("flops") or 2.0 * r["m"] * r["n"] * r["k"]
     return flops / (bound_ms * 1e-3) * 1e-12
-
-
-def figure(x):
-    """Two decimals, or two significant digits below 0.1."""
-    return f"{x:.2f}" if x >= 0.1 else f"{x:.2g}"
 
 
 def gb(nbytes):
@@ -154,7 +125,6 @@ def plot(path, out):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import NullLocator
 
     run = Run(path)
     colors = plt.get_cmap("tab10").colors
@@ -177,20 +147,14 @@ def plot(path, out):
     best = plot_series(ax, list(run.xt_best.values()), tflops, "-D", color="black", linewidth=1.5, markersize=4,
                        label="cublasXt, best blockDim")
     for x, y, r in best:
-        ax.annotate(f"b{block_dim(r)}", (x, y), textcoords="offset points", xytext=(4, -10), fontsize=6)
+        annotate_block_dim(ax, x, y, block_dim(r))
     drawn += best
     failed = [(x, y) for x, y, r in drawn if not r.get("verification", {}).get("passed", True)]
     if failed:
         ax.plot([p[0] for p in failed], [p[1] for p in failed], "x", color="red", markersize=10,
                 markeredgewidth=2, label="verification failed")
     shapes = sorted({shape(r) for r in run.timed}, key=size_x)
-    ax.set_xscale("log", base=2)
-    ax.set_xticks([size_x(s) for s in shapes])
-    ax.set_xticklabels([size_label(s) for s in shapes], fontsize=8,
-                       rotation=0 if all(m == n == k for m, n, k in shapes) else 30, ha="right")
-    ax.xaxis.set_minor_locator(NullLocator())
-    if len(shapes) == 1:
-        ax.set_xlim(size_x(shapes[0]) / 2, size_x(shapes[0]) * 2)
+    size_axis(ax, shapes, fontsize=8)
     ax.set_xlabel("m = n = k; other shapes at (m·n·k)^⅓, labelled m×n×k")
     ax.set_ylabel("TFLOP/s")
     ax.set_ylim(bottom=0)
@@ -230,9 +194,6 @@ def markdown_table(path, link_to=None):
         core = run.in_core.get((rung_of(r), shape(r)))
         xt = run.xt_best.get(shape(r))
         bound = bound_tflops(r)
-        v = r.get("verification")
-        verified = "–" if not v else ("passed" if v.get("passed") else "**failed**") + \
-            (" (sampled)" if v.get("mode") == "sampled" else "")
         cells = [f"{tflops(r):.1f}",
                  figure(r["gflops"] / core["gflops"]) if core else "–",
                  f"{figure(r['gflops'] / xt['gflops'])} (b{block_dim(xt)})" if xt else "–",
@@ -241,7 +202,7 @@ def markdown_table(path, link_to=None):
                  f"{100 * f['overlap']:.0f}%" if f.get("overlap") is not None else "–",
                  f"{plan['tile_m']}×{plan['tile_n']}×{plan['tile_k']}, " + residency(plan) if plan else "–",
                  device_memory(f),
-                 verified]
+                 verified_cell(r)]
         rows.append(f"{head} " + " | ".join(cells) + " |")
     rows.append("")
     rows.append(f"{run.context()}; medians. × bound: the measured rate over the model's bound (the work "
@@ -250,28 +211,8 @@ def markdown_table(path, link_to=None):
     return "\n".join(rows)
 
 
-def cmd_plot(args):
-    plot(args.results, args.out or os.path.splitext(args.results)[0] + ".png")
-
-
-def cmd_table(args):
-    print(markdown_table(args.results))
-
-
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", required=True)
-    a = sub.add_parser("plot")
-    a.add_argument("results")
-    a.add_argument("--out", help="the PNG (default: RESULTS with .png for .json)")
-    a.set_defaults(func=cmd_plot)
-    t = sub.add_parser("table")
-    t.add_argument("results")
-    t.set_defaults(func=cmd_table)
-    args = p.parse_args()
-    if args.command == "plot":
-        bench_plot.ensure_matplotlib(__file__)
-    args.func(args)
+    results_common.main(__file__, __doc__, plot, markdown_table, several=False)
 
 
 if __name__ == "__main__":

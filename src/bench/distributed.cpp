@@ -3,19 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
-#include <functional>
-#include <limits>
 #include <memory>
-#include <span>
-#include <thread>
 
+#include "bench/host_operands.hpp"
 #include "bench/memory_plan.hpp"
 #include "core/element.hpp"
-#include "core/host_info.hpp"
-#include "core/random.hpp"
-#include "core/reference.hpp"
-#include "cpu/thread_pool.hpp"
 #include "cuda/backend.hpp"
 #include "cuda/distributed.hpp"
 #include "gemmlab/distributed.hpp"
@@ -25,23 +17,14 @@
 namespace gemmlab::bench {
 namespace {
 
-// The random streams of the harness (harness.cpp): a shape and seed give the values the
-// harness and the out-of-core job give it.
-enum RandomStream : std::uint64_t { kStreamA = 1, kStreamB = 2, kStreamC = 3 };
 // The link between the GPUs and the host link are timed with transfers of this size, the
 // median of this many.
 constexpr std::size_t kLinkBytes = std::size_t{256} << 20;
 constexpr int kLinkReps = 5;
 // Repetitions of one GPU's block product for the model's compute rate.
 constexpr int kLocalRateReps = 3;
-// The job leaves this share of the host's available memory to everything else.
-constexpr double kHostShare = 0.9;
 // Device memory left free beside a GPU's operands (libraries, NCCL's own buffers, module code).
 constexpr std::uint64_t kDeviceMargin = std::uint64_t{1} << 30;
-
-std::uint64_t matrix_bytes(const Matrix& x) { return buffer_elements(x) * storage_bytes(x.dtype); }
-
-std::string shape_text(const Shape& s) { return fmt::format("{}x{}x{}", s.m, s.n, s.k); }
 
 std::string grid_text(const ProcessGrid& g) { return fmt::format("{}x{}", g.rows, g.cols); }
 
@@ -58,92 +41,6 @@ double median(std::vector<double> values) {
   return values.size() % 2 == 1 ? values[half] : 0.5 * (values[half - 1] + values[half]);
 }
 
-// Fills `x` (host memory, storage type) with the harness's values: the random stream, rounded
-// to the storage type, drawn whole lines at a time on every core; or NaN.
-void fill_matrix(const Matrix& x, std::uint64_t seed, std::uint64_t stream, bool nan) {
-  const std::int64_t lines = x.lines(), ld = x.ld;
-  const std::size_t element = storage_bytes(x.dtype);
-  const int threads =
-      std::max(1, std::min<int>(cpu::usable_cores(), static_cast<int>(std::max<std::int64_t>(lines, 1))));
-  std::vector<std::thread> team;
-  for (int t = 0; t < threads; ++t)
-    team.emplace_back([&, t] {
-      const std::int64_t first = lines * t / threads, last = lines * (t + 1) / threads;
-      constexpr std::int64_t kChunkLines = 64;
-      std::vector<float> values;
-      for (std::int64_t line = first; line < last; line += kChunkLines) {
-        const std::int64_t count = std::min(kChunkLines, last - line);
-        values.assign(static_cast<std::size_t>(count * ld), std::numeric_limits<float>::quiet_NaN());
-        if (!nan) fill_random_at(values, seed, stream, static_cast<std::uint64_t>(line * ld));
-        for (float& v : values) v = round_to_storage(v, x.dtype);
-        std::byte* out = static_cast<std::byte*>(x.data) + static_cast<std::size_t>(line * ld) * element;
-        if (element == sizeof(float)) {
-          std::memcpy(out, values.data(), values.size() * sizeof(float));
-        } else {
-          const std::vector<std::byte> encoded = encode(values, x.dtype);
-          std::memcpy(out, encoded.data(), encoded.size());
-        }
-      }
-    });
-  for (std::thread& t : team) t.join();
-}
-
-// One shape's operands in page-locked host memory: what the GPUs' blocks are uploaded from,
-// what the host-operand runs read, and what every result is downloaded into and checked in.
-struct HostProblem {
-  std::unique_ptr<Buffer> a, b, c;
-  GemmProblem problem;  // pointing at them
-  std::uint64_t seed = 0;
-  // C as every run must find it: its random values (beta != 0) or NaN (beta = 0: not read, and
-  // an element still NaN afterwards was never written).
-  void reset_c() const { fill_matrix(problem.c, seed, kStreamC, problem.beta == 0.0); }
-};
-
-Status make_host_problem(const Options& o, Executor& ex, const Shape& shape, std::uint64_t seed, HostProblem& out) {
-  const OperandLayout l = operand_layout(o, shape);
-  GEMMLAB_TRY(ex.allocate_host(matrix_bytes(l.a), out.a));
-  GEMMLAB_TRY(ex.allocate_host(matrix_bytes(l.b), out.b));
-  GEMMLAB_TRY(ex.allocate_host(matrix_bytes(l.c), out.c));
-  GemmProblem& p = out.problem;
-  p.m = shape.m;
-  p.n = shape.n;
-  p.k = shape.k;
-  p.op_a = o.op_a;
-  p.op_b = o.op_b;
-  p.alpha = o.alpha;
-  p.beta = o.beta;
-  p.a = l.a;
-  p.b = l.b;
-  p.c = l.c;
-  p.a.data = out.a->data();
-  p.b.data = out.b->data();
-  p.c.data = out.c->data();
-  p.compute = precision_for(o.dtype)->compute;
-  out.seed = seed;
-  fill_matrix(p.a, seed, kStreamA, false);
-  fill_matrix(p.b, seed, kStreamB, false);
-  out.reset_c();
-  return validate(p);
-}
-
-// The sampled check of a shape and its float64 reference, made once before any run writes C.
-struct SampledCheck {
-  SamplePositions positions;
-  ReferenceResult reference;
-  std::string note;
-};
-
-Status make_check(const Options& o, const HostProblem& host, SampledCheck& out) {
-  if (!o.verify) return Status::ok();
-  const GemmProblem& p = host.problem;
-  out.positions = sample_positions(p.m, p.n, host.seed);
-  GEMMLAB_TRY(reference_sampled(p, out.positions, out.reference));
-  out.note = fmt::format("{} elements of C checked against float64 dot products: a full reference of problems "
-                         "this large is not made",
-                         out.positions.count());
-  return Status::ok();
-}
-
 // One run of the job: its record for the report and what the distributed job adds.
 struct Entry {
   Record record;
@@ -152,24 +49,7 @@ struct Entry {
 
 Entry new_entry(const Options& o, const Shape& shape, const std::vector<int>& devices, const std::string& name,
                 const std::string& technique, const std::string& mode) {
-  Entry e;
-  Record& r = e.record;
-  const OperandLayout l = operand_layout(o, shape);
-  r.backend = "cuda";
-  r.variant = name;
-  r.technique = technique;
-  r.dtype = std::string(to_string(o.dtype));
-  r.m = shape.m;
-  r.n = shape.n;
-  r.k = shape.k;
-  r.lda = l.a.ld;
-  r.ldb = l.b.ld;
-  r.ldc = l.c.ld;
-  r.trans = fmt::format("{}{}", to_string(o.op_a), to_string(o.op_b));
-  r.layout = std::string(to_string(o.layout));
-  r.alpha = o.alpha;
-  r.beta = o.beta;
-  r.model.flops = 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k);
+  Entry e{host_record(o, shape, name, technique), {}};
   e.figures.mode = mode;
   e.figures.devices = devices;
   return e;
@@ -181,96 +61,11 @@ void fail(Entry& e, const Status& s) {
   e.record.message = s.code() == StatusCode::AllocFailed ? s.message() : s.describe();
 }
 
-// What one run does besides its own work.
-struct Calls {
-  std::function<Status()> call;            // the work, verified once and then timed
-  std::function<Status()> set_up_check;    // before the checked call: C as the problem starts
-  std::function<Status()> result_to_host;  // after it: C's result in the host problem's C
-  std::function<Status()> restore_c;       // before each timed call, where beta != 0 (C is read)
-  std::function<void()> after_timed_call;  // after each timed call (the distributed run's figures)
-  // The rung's error bound, known once the checked call has run (absent: the types' own).
-  std::function<std::optional<Tolerance>()> tolerance;
-  // The work waits for its own completion (every GPU's, or the host's C): timed by the host's
-  // clock; otherwise by CUDA events on `timer`'s stream.
-  bool blocking = true;
-};
-
-Status nothing() { return Status::ok(); }
-
-void report_progress(const Options& o, Progress::Phase phase, const Record& r, int done, int total) {
-  if (!o.progress) return;
-  Progress p;
-  p.phase = phase;
-  p.variant = r.variant;
-  p.shape = {r.m, r.n, r.k};
-  p.done = done;
-  p.total = total;
-  o.progress(p);
-}
-
-// Runs the work once and checks C at the sample (and everywhere for the poison), then times it
-// as the options say: warm-up, then repetitions until a count and a time, C restored before
-// each one that reads it and the first GPU's L2 flushed, both outside the timed region. `timer`
-// is an executor on the first GPU (its device is made current again before each timed call:
-// the distributed calls leave another current). A failure goes into the record, not out.
-void verify_and_time(const Options& o, Executor& timer, int timer_device, const HostProblem& host,
-                     const SampledCheck& check, const Calls& calls, Record& r) {
-  const GemmProblem& p = host.problem;
-  Status s = Status::ok();
-  if (o.verify) {
-    report_progress(o, Progress::Phase::Verify, r, 0, 1);
-    s = calls.set_up_check();
-    if (s) s = calls.call();
-    if (s) s = calls.result_to_host();
-    if (s) {
-      const std::span<const float> c(static_cast<const float*>(p.c.data), buffer_elements(p.c));
-      r.verified = true;
-      // No padding (the job refuses --pad): C's buffer has nothing between rows to compare.
-      r.verification = verify_sampled(p, c, c, check.positions, check.reference, p.beta == 0.0,
-                                      calls.tolerance ? calls.tolerance() : std::nullopt);
-      r.verification_note = check.note;
-    }
-  }
-  if (s && o.time) {
-    std::vector<double> samples;
-    for (int w = 0; s && w < o.warmup; ++w) {
-      if (p.beta != 0.0) s = calls.restore_c();
-      if (s) s = calls.call();
-    }
-    double total_ms = 0;
-    while (s && static_cast<int>(samples.size()) < o.max_reps &&
-           (static_cast<int>(samples.size()) < o.min_reps || total_ms < o.min_seconds * 1e3)) {
-      if (o.max_seconds > 0 && !samples.empty() && total_ms >= o.max_seconds * 1e3) {
-        r.timing.capped = true;
-        break;
-      }
-      if (p.beta != 0.0) s = calls.restore_c();
-      if (s) s = cuda::make_current(timer_device);
-      if (s) s = timer.flush_caches(o.flush);
-      double ms = 0;
-      if (s) s = calls.blocking ? timer.time_blocking(calls.call, ms) : timer.time_once(calls.call, ms);
-      if (s) {
-        samples.push_back(ms);
-        total_ms += ms;
-        if (calls.after_timed_call) calls.after_timed_call();
-        report_progress(o, Progress::Phase::Time, r, static_cast<int>(samples.size()), o.min_reps);
-      }
-    }
-    if (s) {
-      const bool capped = r.timing.capped;
-      s = summarise(samples, r.timing);
-      r.timing.capped = capped;
-    }
-    if (s) {
-      r.timed = true;
-      r.gflops = r.model.flops / (r.timing.median_ms * 1e-3) * 1e-9;
-    }
-  }
-  if (Status home = cuda::make_current(timer_device); s && !home) s = home;
-  if (!s) {
-    r.status = "error";
-    r.message = s.describe();
-  }
+// The job's runs find C as the problem starts before every warm-up call too.
+void check_and_time(const Options& o, Executor& timer, const HostProblem& host, const SampledCheck& check,
+                    HostCalls calls, Record& r) {
+  calls.restore_c_for_warmup = true;
+  verify_and_time(o, timer, host, check, calls, r);
 }
 
 // AllocFailed naming the first GPU whose free memory cannot hold `need[rank]` and the margin.
@@ -313,34 +108,10 @@ void run_single_gpu(const Options& o, const DistributedJob& job, const HostProbl
   const std::uint64_t a = matrix_bytes(hp.a), b = matrix_bytes(hp.b), c = matrix_bytes(hp.c);
   const std::uint64_t need = a + b + c * (hp.beta != 0.0 ? 2 : 1) + workspace_bound(v, o, {hp.m, hp.n, hp.k});
   s = check_device_memory({device}, {need}, "A, B and C in core and the rung's workspace");
-  std::unique_ptr<Buffer> da, db, dc, c_initial;
-  if (s) s = ex->allocate(a, da);
-  if (s) s = ex->allocate(b, db);
-  if (s) s = ex->allocate(c, dc);
-  if (s) s = ex->upload(da->data(), hp.a.data, a);
-  if (s) s = ex->upload(db->data(), hp.b.data, b);
-  // With beta != 0 every call reads C: its initial values stay in a second device buffer.
-  if (s && hp.beta != 0.0) {
-    host.reset_c();
-    s = ex->allocate(c, c_initial);
-    if (s) s = ex->upload(c_initial->data(), hp.c.data, c);
-  }
+  DeviceCopies copies;
+  if (s) s = copy_to_device(*ex, host, copies);
   if (!s) return fail(e, s);
-  GemmProblem dp = hp;
-  dp.a.data = da->data();
-  dp.b.data = db->data();
-  dp.c.data = dc->data();
-  Calls calls;
-  calls.blocking = false;
-  calls.call = [&] { return gemm(ex->context(), dp, v); };
-  calls.set_up_check = [&] {
-    host.reset_c();
-    return ex->upload(dc->data(), hp.c.data, c);
-  };
-  calls.result_to_host = [&] { return ex->download(hp.c.data, dc->data(), c); };
-  calls.restore_c = [&] { return ex->copy_within(dc->data(), c_initial->data(), c); };
-  calls.tolerance = [&] { return v.tolerance; };
-  verify_and_time(o, *ex, device, host, check, calls, r);
+  check_and_time(o, *ex, host, check, device_copy_calls(*ex, host, copies, v), r);
 }
 
 // The rung's rate on GPU `rank` 0's block of C (the largest: the first parts of a balanced cut
@@ -477,7 +248,7 @@ void run_device(const Options& o, Executor& timer, const DistributedJob& job, De
   e.record.config = f.plan.describe();
   DistributedRun last;
   std::vector<DistributedRun> timed;
-  Calls calls;
+  HostCalls calls;
   calls.call = [&] { return gemm_distributed(group, dp, options, &last); };
   calls.set_up_check = calls.restore_c = [&] {
     host.reset_c();
@@ -489,7 +260,7 @@ void run_device(const Options& o, Executor& timer, const DistributedJob& job, De
     const Variant* v = find_variant(Backend::Cuda, last.variant);
     return v ? v->tolerance : std::nullopt;
   };
-  verify_and_time(o, timer, job.devices.front(), host, check, calls, e.record);
+  check_and_time(o, timer, host, check, calls, e.record);
   f.local_variant = last.variant;
   f.local_config = last.config;
   if (!last.plan.panels.empty()) f.plan = last.plan;  // the plan the calls ran
@@ -519,18 +290,12 @@ void run_host(const Options& o, Executor& timer, const DistributedJob& job, Devi
   OutOfCoreOptions options;
   options.in_core = GemmOptions{job.variant, o.config};
   options.rates = rates;
-  Calls calls;
-  calls.call = [&] { return gemm_distributed_host(group, hp, options, &f.host_plans); };
-  calls.set_up_check = calls.restore_c = [&] {
-    host.reset_c();
-    return Status::ok();
-  };
-  calls.result_to_host = nothing;
+  HostCalls calls = host_operand_calls(host, [&] { return gemm_distributed_host(group, hp, options, &f.host_plans); });
   calls.tolerance = [&]() -> std::optional<Tolerance> {
     const Variant* v = f.host_plans.empty() ? nullptr : find_variant(Backend::Cuda, f.host_plans.front().variant);
     return v ? v->tolerance : std::nullopt;
   };
-  verify_and_time(o, timer, job.devices.front(), host, check, calls, e.record);
+  check_and_time(o, timer, host, check, calls, e.record);
   for (int rank = 0; rank < group.size(); ++rank) release_out_of_core_buffers(group.context(rank));
   if (!f.host_plans.empty()) {
     f.local_variant = f.host_plans.front().variant;
@@ -567,14 +332,8 @@ void run_cublasxt(const Options& o, Executor& timer, const DistributedJob& job, 
       entries.push_back(std::move(e));
       continue;
     }
-    Calls calls;
-    calls.call = [&] { return cuda::cublasxt_sgemm(hp, job.devices, block, context->resources()); };
-    calls.set_up_check = calls.restore_c = [&] {
-      host.reset_c();
-      return Status::ok();
-    };
-    calls.result_to_host = nothing;
-    verify_and_time(o, timer, job.devices.front(), host, check, calls, e.record);
+    const auto xt = [&] { return cuda::cublasxt_sgemm(hp, job.devices, block, context->resources()); };
+    check_and_time(o, timer, host, check, host_operand_calls(host, xt), e.record);
     entries.push_back(std::move(e));
   }
 }
@@ -612,19 +371,6 @@ void skip_shape(const Options& o, const DistributedJob& job, const Shape& shape,
         add(std::move(e));
       }
   }
-}
-
-// AllocFailed where the host cannot hold a shape's operands (page-locked) beside everything else.
-Status check_host_memory(const Options& o, const Shape& shape) {
-  const std::uint64_t bytes = distributed_host_bytes(o, shape);
-  const std::optional<std::uint64_t> available = host_memory_available();
-  if (available && static_cast<double>(bytes) > kHostShare * static_cast<double>(*available))
-    return {StatusCode::AllocFailed,
-            fmt::format("{} ({}) needs {} of page-locked host memory for A, B and C; {} is available (at most "
-                        "{:.0f}% of it is used)",
-                        shape_text(shape), to_string(o.dtype), format_bytes(bytes), format_bytes(*available),
-                        kHostShare * 100)};
-  return Status::ok();
 }
 
 // The distributed runs of one host problem on device operands, one per grid.
@@ -674,10 +420,7 @@ std::vector<Shape> default_distributed_shapes() {
   return {{8192, 8192, 8192}, {16384, 16384, 16384}, {32768, 32768, 32768}, {16383, 16385, 4097}};
 }
 
-std::uint64_t distributed_host_bytes(const Options& o, const Shape& shape) {
-  const OperandLayout l = operand_layout(o, shape);
-  return matrix_bytes(l.a) + matrix_bytes(l.b) + matrix_bytes(l.c);
-}
+std::uint64_t distributed_host_bytes(const Options& o, const Shape& shape) { return host_operand_bytes(o, shape); }
 
 Status distributed_block_bytes(const Options& o, const Shape& shape, Decomposition decomposition, int gpus,
                                std::vector<std::uint64_t>& per_gpu) {
@@ -751,7 +494,7 @@ Status run_distributed(const Options& o, const DistributedJob& job, Executor& ex
       HostProblem problem;
       SampledCheck check;
       s = make_host_problem(o, ex, shape, seed, problem);
-      if (s) s = make_check(o, problem, check);
+      if (s) s = make_sampled_check(o, problem, "problems", check);
       if (!s && s.code() != StatusCode::AllocFailed) return s;
       if (!s) skip_shape(o, job, shape, "strong", s, entries);
       if (s && job.anchors) {
@@ -802,7 +545,7 @@ Status run_distributed(const Options& o, const DistributedJob& job, Executor& ex
       SampledCheck check;
       Status s = check_host_memory(o, weak);
       if (s) s = make_host_problem(o, ex, weak, seed, problem);
-      if (s) s = make_check(o, problem, check);
+      if (s) s = make_sampled_check(o, problem, "problems", check);
       if (!s) {
         if (s.code() != StatusCode::AllocFailed) return s;
         skip_shape(o, job, weak, "weak", s, entries);

@@ -20,6 +20,33 @@ constexpr std::int64_t kDefaultCudaSize = 4096;
 // explain --distributed: a problem whose panels' broadcasts and products both take time.
 constexpr std::int64_t kDefaultDistributedSize = 16384;
 
+// explain --out-of-core and --distributed run the bench job of that name without its anchors
+// (each run, its model and its measurement), as explain's options say: the settings both
+// share; `size` the side of --mnk's default cube.
+SelectionArgs bench_job(const ExplainArgs& args, std::int64_t size, int warmup) {
+  SelectionArgs job;
+  job.command_line = args.command_line;
+  job.backend = args.backend;
+  job.device = args.device;
+  job.dtype = args.dtype;
+  job.variants = args.variants;
+  job.config = args.config;
+  job.mnk = args.mnk.value_or(fmt::format("{0}x{0}x{0}", size));
+  job.trans = args.trans;
+  job.layout = args.layout;
+  job.seed = args.seed;
+  job.reps = args.reps > 0 ? args.reps : 3;
+  job.warmup = warmup;
+  job.min_time = 0;
+  job.device_memory_limit = args.device_memory_limit;
+  job.format = args.format;
+  job.output = args.output;
+  job.no_verify = args.no_verify;
+  job.progress = args.progress;
+  job.dry_run = args.dry_run;
+  return job;
+}
+
 }  // namespace
 
 void add_explain_options(CLI::App& c, ExplainArgs& a) {
@@ -68,54 +95,16 @@ void add_explain_options(CLI::App& c, ExplainArgs& a) {
 
 int run_explain(const ExplainArgs& args) {
   if (args.distributed) {
-    // The distributed job without its anchors: each run, its plan and model, and its measurement.
     if (!args.gpus.requested()) throw UsageError{"--distributed needs --gpus N or --devices LIST"};
     if (args.device) throw UsageError{"--distributed runs on --gpus or --devices, not --device"};
-    SelectionArgs job;
-    job.command_line = args.command_line;
-    job.backend = args.backend;
-    job.dtype = args.dtype;
-    job.variants = args.variants;
-    job.config = args.config;
-    job.mnk = args.mnk.value_or(fmt::format("{0}x{0}x{0}", kDefaultDistributedSize));
-    job.trans = args.trans;
-    job.layout = args.layout;
-    job.seed = args.seed;
-    job.reps = args.reps > 0 ? args.reps : 3;
-    job.warmup = 1;  // the first call makes the communicators
-    job.min_time = 0;
-    job.device_memory_limit = args.device_memory_limit;
-    job.format = args.format;
-    job.output = args.output;
-    job.no_verify = args.no_verify;
-    job.progress = args.progress;
-    job.dry_run = args.dry_run;
+    // One warm-up call: the first makes the communicators. No --device (refused above).
+    SelectionArgs job = bench_job(args, kDefaultDistributedSize, 1);
     job.distributed = args.gpus;
     job.distributed.anchors = false;
     return run_bench(job, false);
   }
   if (args.out_of_core) {
-    // The out-of-core job without its anchors: each schedule, its model and its measurement.
-    SelectionArgs job;
-    job.command_line = args.command_line;
-    job.backend = args.backend;
-    job.device = args.device;
-    job.dtype = args.dtype;
-    job.variants = args.variants;
-    job.config = args.config;
-    job.mnk = args.mnk.value_or(fmt::format("{0}x{0}x{0}", kDefaultCudaSize));
-    job.trans = args.trans;
-    job.layout = args.layout;
-    job.seed = args.seed;
-    job.reps = args.reps > 0 ? args.reps : 3;
-    job.warmup = 0;
-    job.min_time = 0;
-    job.device_memory_limit = args.device_memory_limit;
-    job.format = args.format;
-    job.output = args.output;
-    job.no_verify = args.no_verify;
-    job.progress = args.progress;
-    job.dry_run = args.dry_run;
+    SelectionArgs job = bench_job(args, kDefaultCudaSize, 0);
     job.out_of_core = true;
     job.out_of_core_anchors = false;
     return run_bench(job, false);
