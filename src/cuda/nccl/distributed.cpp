@@ -402,7 +402,7 @@ Status run_distributed(DeviceGroup& group, const DistributedGemmProblem& problem
   // One panel's broadcasts, every GPU's calls in one NCCL group. A GPU receiving into a buffer
   // first waits for the product that last read it (already enqueued: see the order below);
   // roots pack what is not contiguous.
-  const auto enqueue_broadcasts = [&](std::size_t t, bool record) -> Status {
+  const auto enqueue_broadcasts = [&](std::size_t t) -> Status {
     const Panel& panel = plan.panels[t];
     struct Part {
       void* data = nullptr;
@@ -453,11 +453,10 @@ Status run_distributed(DeviceGroup& group, const DistributedGemmProblem& problem
       s.broken = (!issued ? issued : ended).message();
       return !issued ? issued : ended;
     }
-    if (record)
-      for (int g = 0; g < gpus; ++g) {
-        GEMMLAB_TRY(make_current(s.devices[G(g)]));
-        CUDA_CHECK(cudaEventRecord(arrived(g, t), s.ranks[G(g)].comm.get()));
-      }
+    for (int g = 0; g < gpus; ++g) {
+      GEMMLAB_TRY(make_current(s.devices[G(g)]));
+      CUDA_CHECK(cudaEventRecord(arrived(g, t), s.ranks[G(g)].comm.get()));
+    }
     return Status::ok();
   };
 
@@ -501,65 +500,22 @@ Status run_distributed(DeviceGroup& group, const DistributedGemmProblem& problem
     return Status::ok();
   };
 
-  // Where no GPU receives more panels of an operand than it has buffers and no root packs
-  // (a packed panel would overwrite the send buffer before its broadcast ran), no broadcast
-  // waits for a product: all of them go in one NCCL group, so that broadcasts from different
-  // roots run at once (on two GPUs, both directions of the link), then every GPU's products.
-  bool one_group = panels > 1;
-  for (int g = 0; g < gpus && one_group; ++g) {
-    int ra = 0, rb = 0;
-    for (std::size_t t = 0; t < panels; ++t) {
-      const Step& step = received_by_panel[G(g)][t];
-      ra += step.receives_a;
-      rb += step.receives_b;
-      for (int which = 0; which < 2; ++which) {
-        const OperandRole& role = which == 0 ? a[G(g)] : b[G(g)];
-        const bool receives = which == 0 ? step.receives_a : step.receives_b;
-        if (role.moves && !receives &&
-            !contiguous(k_slice(*role.block, role.k_along_columns, plan.panels[t].k.first - role.k_first,
-                                plan.panels[t].k.count)))
-          one_group = false;
-      }
-    }
-    one_group = one_group && ra <= kDistributedPanelBuffers && rb <= kDistributedPanelBuffers;
-  }
-  const auto enqueue_local_products = [&](std::vector<std::size_t>& next) -> Status {
-    for (int g = 0; g < gpus; ++g)
-      for (; next[G(g)] < steps[G(g)].size(); ++next[G(g)]) {
-        const Step& step = steps[G(g)][next[G(g)]];
-        if (step.receives_a || step.receives_b) break;
-        GEMMLAB_TRY(enqueue_product(g, step));
-      }
-    return Status::ok();
-  };
+  // Enqueued in an order where every wait follows the record it waits for: the first
+  // panel's broadcasts (so its transfer starts at once), each GPU's local products, then
+  // panel by panel the broadcasts and the products of those who received them.
   std::vector<std::size_t> next(G(gpus), 0);  // each GPU's next step
-  if (one_group) {
-    NCCL_CHECK(ncclGroupStart());
-    Status issued = Status::ok();
-    for (std::size_t t = 0; t < panels && issued; ++t) issued = enqueue_broadcasts(t, false);
-    const Status ended = nccl_status(ncclGroupEnd(), "ncclGroupEnd (every panel's broadcasts)", __FILE__, __LINE__);
-    if (!issued || !ended) {
-      s.broken = (!issued ? issued : ended).message();
-      return !issued ? issued : ended;
-    }
-    for (int g = 0; g < gpus; ++g) {
-      GEMMLAB_TRY(make_current(s.devices[G(g)]));
-      for (std::size_t t = 0; t < panels; ++t) CUDA_CHECK(cudaEventRecord(arrived(g, t), s.ranks[G(g)].comm.get()));
-    }
-    GEMMLAB_TRY(enqueue_local_products(next));
-    for (int g = 0; g < gpus; ++g)
-      for (; next[G(g)] < steps[G(g)].size(); ++next[G(g)]) GEMMLAB_TRY(enqueue_product(g, steps[G(g)][next[G(g)]]));
-  } else {
-    // Enqueued in an order where every wait follows the record it waits for: the first
-    // panel's broadcasts (so its transfer starts at once), each GPU's local products, then
-    // panel by panel the broadcasts and the products of those who received them.
-    for (std::size_t t = 0; t < panels; ++t) {
-      GEMMLAB_TRY(enqueue_broadcasts(t, true));
-      if (t == 0) GEMMLAB_TRY(enqueue_local_products(next));
+  for (std::size_t t = 0; t < panels; ++t) {
+    GEMMLAB_TRY(enqueue_broadcasts(t));
+    if (t == 0)
       for (int g = 0; g < gpus; ++g)
-        if (next[G(g)] < steps[G(g)].size() && steps[G(g)][next[G(g)]].panel == t)
-          GEMMLAB_TRY(enqueue_product(g, steps[G(g)][next[G(g)]++]));
-    }
+        for (; next[G(g)] < steps[G(g)].size(); ++next[G(g)]) {
+          const Step& step = steps[G(g)][next[G(g)]];
+          if (step.receives_a || step.receives_b) break;
+          GEMMLAB_TRY(enqueue_product(g, step));
+        }
+    for (int g = 0; g < gpus; ++g)
+      if (next[G(g)] < steps[G(g)].size() && steps[G(g)][next[G(g)]].panel == t)
+        GEMMLAB_TRY(enqueue_product(g, steps[G(g)][next[G(g)]++]));
   }
   for (int g = 0; g < gpus; ++g) {
     GEMMLAB_TRY(make_current(s.devices[G(g)]));
