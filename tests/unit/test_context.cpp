@@ -40,6 +40,16 @@ TEST(Context, CpuContextHasNoDeviceAndNoStream) {
   EXPECT_EQ(context->stream(), nullptr);
 }
 
+TEST(Context, AnSmCountTargetIsKeptAndZeroOrLessMeansEverySm) {
+  std::unique_ptr<Context> context = testing::make_context(Backend::Cpu);
+  ASSERT_NE(context, nullptr);
+  EXPECT_EQ(context->sm_count_target(), 0);
+  context->set_sm_count_target(128);
+  EXPECT_EQ(context->sm_count_target(), 128);
+  context->set_sm_count_target(-3);
+  EXPECT_EQ(context->sm_count_target(), 0);
+}
+
 TEST(Context, NegativeThreadsAreRefusedByName) {
   std::unique_ptr<Context> context;
   const Status s = Context::create({.backend = Backend::Cpu, .threads = -2}, context);

@@ -24,7 +24,6 @@
 #include "cuda/nccl/nccl_check.hpp"
 #include "cuda/runtime/buffer.hpp"
 #include "cuda/runtime/check.hpp"
-#include "gemmlab/gemm.hpp"
 
 namespace gemmlab {
 
@@ -492,7 +491,12 @@ Status run_distributed(DeviceGroup& group, const DistributedGemmProblem& problem
     product.a = view(a[G(g)], step.receives_a, step.a_buffer);
     product.b = view(b[G(g)], step.receives_b, step.b_buffer);
     product.c = problem.c[G(g)];
-    if (const Status st = gemm(group.context(g), product, variant); !st)
+    // The library checked every product shape the plan has against the rung and that the rung
+    // runs here; the GPU is current.
+    RunContext& resources = group.context(g).resources();
+    Status st = variant.prepare ? variant.prepare(product, resources) : Status::ok();
+    if (st) st = variant.run(product, resources);
+    if (!st)
       return {st.code(), fmt::format("GPU {}'s product of panel {} ({}): {}", s.devices[G(g)], step.panel,
                                      product.describe(), st.message())};
     if (receives) CUDA_CHECK(cudaEventRecord(freed(g, step.panel), stream(g)));
