@@ -11,6 +11,8 @@
 // Every run is checked at a sample of C against float64 dot products, and C (NaN where beta = 0)
 // scanned for an element left unwritten. A shape whose operands do not fit the host, or whose
 // blocks do not fit a GPU, is recorded as skipped with the reason, before anything is allocated.
+// The job runs in distributed.cpp, each kind of run in distributed_runs.cpp (distributed_runs.hpp),
+// the report in distributed_report.cpp.
 #pragma once
 
 #include <nlohmann/json.hpp>
