@@ -137,6 +137,15 @@ void apply_device_memory_limit(const std::optional<std::string>& text, Backend b
 std::optional<int> check_memory_or_refuse(const bench::Options& options, Executor& executor, bool dry_run,
                                           const std::string& prefix, bench::MemoryCheck& out);
 
+// What every report of bench says of its run: the command, device, settings, when and where.
+bench::RunContext report_context(const SelectionArgs& args, const std::string& command, Backend backend,
+                                 const Executor& executor, const bench::Options& options, const std::string& started);
+// bench --out-of-core and bench --gpus/--devices (cmd_bench_jobs.cpp): their own jobs, with
+// the options run_bench parsed; each returns the process's exit code.
+int run_out_of_core_bench(const SelectionArgs& args, bench::Options& options, Backend backend,
+                          std::optional<double> device_memory_share, bool seed_given);
+int run_distributed_bench(const SelectionArgs& args, bench::Options& options, bool seed_given, bool shapes_given);
+
 // with_configs: each rung's named configurations under it (and in the JSON).
 int run_list(const std::string& backend, const std::string& format, bool with_configs);
 // verify_only: the verify subcommand (correctness only, awkward default shapes).
