@@ -36,11 +36,13 @@ std::size_t storage_bytes(DType type);
 // 2^-11 for tf32 (10 stored mantissa bits), 2^-8 for bf16, 2^-11 for f16, 2^-53 for f64.
 double unit_roundoff(DType type);
 
-// What `--dtype NAME` asks for: how A and B are stored, the arithmetic that multiplies
-// them, and how C is stored. C is float32 for every name:
+// What `--dtype NAME` asks for: how A and B are stored and the arithmetic that multiplies
+// them; `--out-dtype` says how C is stored (float32 by default):
 //   f32         float32 storage and arithmetic (the SIMT ladder, cuBLAS SGEMM)
 //   tf32        float32 storage; the tensor cores reduce each operand to tf32, sums in float32
-//   bf16, f16   2-byte storage; the tensor cores multiply exactly and sum in float32
+//   bf16, f16   2-byte storage; the tensor cores multiply exactly and sum in float32; C in
+//               float32 or, as frameworks keep it, in the input type (the sums rounded once,
+//               when stored)
 // A variant declares the same three types (Variant::input, compute, output); a run selects
 // the variants whose three match.
 struct Precision {
@@ -50,11 +52,16 @@ struct Precision {
   bool operator==(const Precision&) const = default;
 };
 
-// The precision a `--dtype` name stands for; nullopt for f64 (no rung computes in it).
-std::optional<Precision> precision_for(DType name);
-// The `--dtype` name of a precision; nullopt when no name stands for it.
+// The precision of `--dtype name --out-dtype output`; nullopt for f64 (no rung computes in
+// it) and for an output other than float32 or the 2-byte input type itself.
+std::optional<Precision> precision_for(DType name, DType output = DType::F32);
+// The `--dtype` name of a precision (its output aside: output_allowed says which); nullopt
+// when no name stands for it.
 std::optional<DType> dtype_name(const Precision& precision);
 // The names `--dtype` takes, in the order help texts list them.
 inline constexpr DType kDTypeNames[] = {DType::F32, DType::TF32, DType::BF16, DType::F16};
+// Whether `--out-dtype output` goes with `--dtype name`: f32 always, bf16 and f16 with
+// themselves.
+bool output_allowed(DType name, DType output);
 
 }  // namespace gemmlab

@@ -67,12 +67,17 @@ double unit_roundoff(DType type) {
   return 1.0;
 }
 
-std::optional<Precision> precision_for(DType name) {
+bool output_allowed(DType name, DType output) {
+  return output == DType::F32 || ((name == DType::BF16 || name == DType::F16) && output == name);
+}
+
+std::optional<Precision> precision_for(DType name, DType output) {
+  if (!output_allowed(name, output)) return std::nullopt;
   switch (name) {
-    case DType::F32: return Precision{DType::F32, DType::F32, DType::F32};
-    case DType::TF32: return Precision{DType::F32, DType::TF32, DType::F32};
-    case DType::BF16: return Precision{DType::BF16, DType::F32, DType::F32};
-    case DType::F16: return Precision{DType::F16, DType::F32, DType::F32};
+    case DType::F32: return Precision{DType::F32, DType::F32, output};
+    case DType::TF32: return Precision{DType::F32, DType::TF32, output};
+    case DType::BF16: return Precision{DType::BF16, DType::F32, output};
+    case DType::F16: return Precision{DType::F16, DType::F32, output};
     case DType::F64: return std::nullopt;
   }
   return std::nullopt;
@@ -80,7 +85,7 @@ std::optional<Precision> precision_for(DType name) {
 
 std::optional<DType> dtype_name(const Precision& precision) {
   for (DType name : kDTypeNames)
-    if (precision_for(name) == precision) return name;
+    if (precision_for(name, precision.output) == precision) return name;
   return std::nullopt;
 }
 

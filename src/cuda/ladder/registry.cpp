@@ -22,15 +22,16 @@ Variant reg_2d_variant();                     // 07_reg_2d.cu
 Variant vectorized_variant();                 // 08_vectorized.cu
 Variant warptile_variant();                   // 09_warptile.cu
 Variant pipelined_variant();                  // 10_pipelined.cu
-Variant mma_sync_variant(DType input);        // 11_mma_sync.cu: BF16 or F16 inputs, f32 sums and C
+Variant mma_sync_variant(DType input, DType output);  // 11_mma_sync.cu: BF16 or F16 inputs, f32 sums, f32 or input-type C
 Variant wgmma_bf16_variant();                 // 12_wgmma_bf16.cu
-Variant wgmma_ws_variant(DType input);        // 13_wgmma_ws.cu: BF16 or F16 inputs, f32 sums and C
+Variant wgmma_ws_variant(DType input, DType output);  // 13_wgmma_ws.cu: BF16 or F16 inputs, f32 sums, f32 or input-type C
 Variant wgmma_ws_tf32_variant();              // 14_wgmma_ws_tf32.cu
 Variant wgmma_3xtf32_variant();               // 15_wgmma_3xtf32.cu: f32 accuracy, in the f32 ladder
 Variant cublas_sgemm_variant();               // cublas.cpp: the f32 anchor
 // The anchor of a tensor-core dtype: cublasGemmEx for DType::BF16, F16 (2-byte inputs,
-// f32 sums and C) or TF32 (f32 inputs and C, CUBLAS_COMPUTE_32F_FAST_TF32).
-Variant cublas_gemm_ex_variant(DType dtype);  // cublas.cpp
+// f32 sums, C in `output`: F32 or the input type) or TF32 (f32 inputs and C,
+// CUBLAS_COMPUTE_32F_FAST_TF32).
+Variant cublas_gemm_ex_variant(DType dtype, DType output);  // cublas.cpp
 
 const std::vector<Variant>& registry() {
   static const std::vector<Variant> table = {
@@ -45,18 +46,24 @@ const std::vector<Variant>& registry() {
       vectorized_variant(),
       warptile_variant(),
       pipelined_variant(),
-      mma_sync_variant(DType::BF16),
-      mma_sync_variant(DType::F16),
+      mma_sync_variant(DType::BF16, DType::F32),
+      mma_sync_variant(DType::F16, DType::F32),
+      mma_sync_variant(DType::BF16, DType::BF16),
+      mma_sync_variant(DType::F16, DType::F16),
       wgmma_bf16_variant(),
-      wgmma_ws_variant(DType::BF16),
-      wgmma_ws_variant(DType::F16),
+      wgmma_ws_variant(DType::BF16, DType::F32),
+      wgmma_ws_variant(DType::F16, DType::F32),
+      wgmma_ws_variant(DType::BF16, DType::BF16),
+      wgmma_ws_variant(DType::F16, DType::F16),
       wgmma_ws_tf32_variant(),
       wgmma_3xtf32_variant(),
       // The anchors, one per --dtype, each measured beside the rungs of its precision.
       cublas_sgemm_variant(),
-      cublas_gemm_ex_variant(DType::TF32),
-      cublas_gemm_ex_variant(DType::BF16),
-      cublas_gemm_ex_variant(DType::F16),
+      cublas_gemm_ex_variant(DType::TF32, DType::F32),
+      cublas_gemm_ex_variant(DType::BF16, DType::F32),
+      cublas_gemm_ex_variant(DType::F16, DType::F32),
+      cublas_gemm_ex_variant(DType::BF16, DType::BF16),
+      cublas_gemm_ex_variant(DType::F16, DType::F16),
   };
   return table;
 }

@@ -16,8 +16,9 @@ inline std::function<Status(const GemmProblem&, RunContext&)> on_stream(StreamRu
 }
 
 Variant wgmma_bf16_variant();                 // 12_wgmma_bf16.cu
-// The warp-specialised wgmma rung for DType::BF16 or F16 inputs (f32 sums and C).
-Variant wgmma_ws_variant(DType input);        // 13_wgmma_ws.cu
+// The warp-specialised wgmma rung for DType::BF16 or F16 inputs (f32 sums), C in `output`:
+// F32, or the input type itself.
+Variant wgmma_ws_variant(DType input, DType output = DType::F32);  // 13_wgmma_ws.cu
 Variant wgmma_ws_tf32_variant();              // 14_wgmma_ws_tf32.cu
 Variant wgmma_3xtf32_variant();               // 15_wgmma_3xtf32.cu: f32 accuracy, in the f32 ladder
 
