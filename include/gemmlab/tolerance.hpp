@@ -11,10 +11,13 @@ namespace gemmlab {
 // operands the hardware may first reduce to the compute type (relative error input_u each:
 // a factor (1 + theta_2), |theta_2| <= gamma(2, input_u)), then k products, their sums and
 // the alpha/beta scaling are rounded in the accumulator (a factor (1 + theta_{k+2}),
-// |theta_{k+2}| <= gamma(k + 2, accumulate_u)). Together:
-//   |C - C_ref| <= [(1 + g2)(1 + gk) - 1] * magnitude + output_u * |C_ref| + floor
+// |theta_{k+2}| <= gamma(k + 2, accumulate_u)): an error E = [(1 + g2)(1 + gk) - 1] * magnitude
 // with g2 = gamma(2, input_u), gk = gamma(k + 2, accumulate_u) and magnitude
-// |alpha| |A||B| + |beta| |C0| from the reference.
+// |alpha| |A||B| + |beta| |C0| from the reference (C0 as stored: in C's own type). Storing
+// the sum in C's type rounds it once more, by output_u of the value stored, |C_ref| + E at
+// most; below output_min_normal stored values are evenly spaced and the rounding errs by up
+// to output_u * output_min_normal (an f16 C's subnormals: 2^-25). Together:
+//   |C - C_ref| <= E + output_u * max(|C_ref| + E, output_min_normal) + floor
 // A rung that sums more than k terms (3xTF32: three products per term) says so with
 // terms_per_k: gk = gamma(terms_per_k * k + 2, accumulate_u).
 struct Tolerance {
@@ -22,6 +25,7 @@ struct Tolerance {
   double accumulate_u;  // products, sums and scaling (fp32 for every tensor-core type)
   double output_u;      // unit roundoff of the stored result
   double terms_per_k = 1;
+  double output_min_normal = 0x1p-126;  // smallest normal of the stored result's type (f32, bf16)
   double bound(std::int64_t k, double magnitude, double reference) const;
 };
 

@@ -63,5 +63,7 @@ inline constexpr DType kDTypeNames[] = {DType::F32, DType::TF32, DType::BF16, DT
 // Whether `--out-dtype output` goes with `--dtype name`: f32 always, bf16 and f16 with
 // themselves.
 bool output_allowed(DType name, DType output);
+// The types `--out-dtype` takes, in the order help texts list them.
+inline constexpr DType kOutDTypeNames[] = {DType::F32, DType::BF16, DType::F16};
 
 }  // namespace gemmlab

@@ -6,6 +6,7 @@
     c = gemmlab.matmul(ta.to(torch.bfloat16), tb.to(torch.bfloat16),
                        variant="wgmma_ws_bf16")              # the GPU: the tensors' device and current stream
     gemmlab.matmul(a, b.T, out=c, alpha=2.0, beta=1.0)       # in place, transposed operand, beta reads C
+    gemmlab.matmul(ta16, tb16, out=c16)                      # bfloat16 inputs, C in bfloat16 as frameworks keep it
 
     gemmlab.variants("cuda")        # the rungs: technique, configurations, whether each runs here and why not
     gemmlab.verify("pipelined")     # gemmlab verify: each rung against the float64 reference
@@ -17,8 +18,9 @@ that speaks DLPack) run on the CPU backend; PyTorch tensors, CuPy arrays and any
 ``__dlpack__`` or ``__cuda_array_interface__`` in GPU memory run on the CUDA backend, on the
 array's device and on its framework's current stream (torch.cuda.current_stream(),
 cupy.cuda.get_current_stream()). gemmlab computes C in float32 from float32, float16 or
-bfloat16 inputs (NumPy has no bfloat16: use torch.bfloat16 on a GPU); ``tf32=True`` runs
-float32 inputs on the tensor cores. Each thread gets its own gemmlab context per backend and
+bfloat16 inputs (NumPy has no bfloat16: use torch.bfloat16 on a GPU), or from float16 and
+bfloat16 inputs into C of their own type (``out=`` of that dtype); ``tf32=True`` runs float32
+inputs on the tensor cores. Each thread gets its own gemmlab context per backend and
 device, created on first use, so threads may call matmul at the same time. There is no
 autograd: results are plain arrays.
 """
@@ -260,7 +262,7 @@ def _span_bytes(op: _Operand, transposed: bool, ld: int) -> tuple[int, int]:
 
 _fast_readers: dict[type, Any] = {}
 _fast_allocators: dict[type, Any] = {}
-_rungs_checked: set[tuple[str, str, str]] = set()  # (backend, variant, want) that passed _check_rung
+_rungs_checked: set[tuple[str, str, str, str]] = set()  # (backend, variant, want, C's type) that passed _check_rung
 _numpy_dtypes: dict[Any, str | None] = {}
 _numpy: Any = None
 _torch: Any = None
@@ -381,25 +383,33 @@ def _release_contexts() -> None:
     _contexts.by_place.clear()
 
 
-_registry_cache: dict[str, dict[str, str | None]] = {}
+_registry_cache: dict[str, dict[str, tuple[str | None, str]]] = {}
 
 
-def _registry() -> dict[str, dict[str, str | None]]:
-    """{backend: {rung name: its dtype name}}: the registries do not change in a process."""
+def _registry() -> dict[str, dict[str, tuple[str | None, str]]]:
+    """{backend: {rung name: (its dtype name, its C's type)}}: the registries do not change in a process."""
     if not _registry_cache:
         for record in _core.variants():
-            _registry_cache.setdefault(record["backend"], {})[record["name"]] = record["dtype"]
+            _registry_cache.setdefault(record["backend"], {})[record["name"]] = (record["dtype"], record["output"])
         _registry_cache.setdefault("cpu", {})
         _registry_cache.setdefault("cuda", {})
     return _registry_cache
 
 
-def _check_rung(variant: str, want: str, backend: str, where: str) -> None:
+def _output_allowed(want: str, out: str) -> bool:
+    """C is float32, or float16 / bfloat16 beside inputs of that type (not tf32: float32 inputs)."""
+    return out == "f32" or (out == want and out in ("bf16", "f16"))
+
+
+def _check_rung(variant: str, want: str, out: str, backend: str, where: str) -> None:
     registry = _registry()
     names = registry[backend]
     if variant == "auto":
-        if want not in names.values():
-            has = sorted({d for d in names.values() if d})
+        if (want, out) not in names.values():
+            has = sorted({d for d, _ in names.values() if d})
+            if want in has:  # the inputs run here; C of this type does not
+                raise ValueError(f"the {backend} backend has no {want} rung that writes {_WORDS[out]} C; pass a "
+                                 f"float32 out")
             hint = ""
             if backend == "cpu":
                 hint = ("; float16, bfloat16 and tf32 run on a GPU (PyTorch or CuPy arrays), and NumPy has no "
@@ -417,9 +427,13 @@ def _check_rung(variant: str, want: str, backend: str, where: str) -> None:
                                 else "pass NumPy arrays to run it"))
         built = "" if _core.cuda_built() else " (this build has no CUDA backend)"
         raise ValueError(f"no {backend} rung named {variant!r}{built}; gemmlab.variants({backend!r}) lists them")
-    if names[variant] != want:
-        raise ValueError(f"variant {variant!r} computes {names[variant]}, but the call asks for {want} "
+    dtype, output = names[variant]
+    if dtype != want:
+        raise ValueError(f"variant {variant!r} computes {dtype}, but the call asks for {want} "
                          f"(the inputs' dtype{' and tf32=True' if want == 'tf32' else ''})")
+    if output != out:
+        raise ValueError(f"variant {variant!r} writes {_WORDS[output]} C, but out is {_WORDS[out]} "
+                         f"(pass a {_WORDS[output]} out to run it)")
 
 
 def _allocate(like: _Operand, m: int, n: int) -> Any:
@@ -451,12 +465,14 @@ def matmul(a: Any, b: Any, *, out: Any = None, alpha: float = 1.0, beta: float =
     its .T (read as a transposed operand) and slices of either (a leading dimension larger than
     the row) are taken as they are; other strides raise ValueError.
 
-    out: C, an (m, n) float32 array on the same device, written in place (row- or
-    column-contiguous); beta != 0 reads it. Without out, C is allocated with a's framework
-    (numpy.empty, torch.empty, cupy.empty) and beta must be 0.
+    out: C, an (m, n) array on the same device, written in place (row- or column-contiguous);
+    beta != 0 reads it. Its dtype is float32 or, beside float16 or bfloat16 inputs, that same
+    type (C stored in 16 bits, as frameworks keep it: the float32 sums rounded once, to
+    nearest); another mix raises ValueError. Without out, C is a float32 array allocated with
+    a's framework (numpy.empty, torch.empty, cupy.empty) and beta must be 0.
 
     variant: a rung of the backend (gemmlab.variants() lists them) or "auto", the rung measured
-    fastest for this dtype and shape; config: one of its named configurations. tf32=True runs
+    fastest for this dtype, C's type and shape; config: one of its named configurations. tf32=True runs
     float32 inputs on the tensor cores in TF32 (GPU only). float16 and bfloat16 inputs always
     run on the tensor cores with float32 sums.
 
@@ -484,23 +500,24 @@ def matmul(a: Any, b: Any, *, out: Any = None, alpha: float = 1.0, beta: float =
                 if C is None or C[0] != backend or C[1] != device:
                     return _matmul_general(a, b, out, alpha, beta, variant, config, tf32)
             want = "tf32" if tf32 else dtype
-            rung = (backend, variant, want)
-            if rung not in _rungs_checked:
-                _check_rung(variant, want, backend, _where((backend, device)))
-                _rungs_checked.add(rung)
             alpha, beta = float(alpha), float(beta)
             result = out
             if C is None and beta == 0.0:
                 result = _fast_allocators[type(a)](a, m, n)
                 C = reader(result)
-            if C is not None and C[2] == "f32" and C[4] == m and C[5] == n and not C[8]:
+            out_dtype = C[2] if C is not None else "f32"
+            rung = (backend, variant, want, out_dtype)
+            if C is not None and rung not in _rungs_checked and _output_allowed(want, out_dtype):
+                _check_rung(variant, want, out_dtype, backend, _where((backend, device)))
+                _rungs_checked.add(rung)
+            if C is not None and rung in _rungs_checked and C[4] == m and C[5] == n and not C[8]:
                 layout_a, layout_b = _layout(m, k, a_s0, a_s1), _layout(k, n, b_s0, b_s1)
                 layout_c = _layout(m, n, C[6], C[7])
                 # (Empty operands take the general path, whose _span_bytes sees them as they are.)
                 if layout_a is not None and layout_b is not None and layout_c is not None and m and n and k:
                     (trans_a, lda), (trans_b, ldb), (trans_c, ldc) = layout_a, layout_b, layout_c
                     c_data, size = C[3], _ITEMSIZE[dtype]
-                    c_last = c_data + ((n - 1) * ldc + m if trans_c else (m - 1) * ldc + n) * 4
+                    c_last = c_data + ((n - 1) * ldc + m if trans_c else (m - 1) * ldc + n) * _ITEMSIZE[out_dtype]
                     # The inputs' [first, last) byte ranges must not meet C's.
                     if (a_data < c_last and c_data < a_data + ((k - 1) * lda + m if trans_a else
                                                               (m - 1) * lda + k) * size) \
@@ -515,13 +532,15 @@ def matmul(a: Any, b: Any, *, out: Any = None, alpha: float = 1.0, beta: float =
                         _core.gemm(context, stream, m, n, k,
                                    (a_data, k if trans_a else m, m if trans_a else k, lda, trans_a),
                                    (b_data, n if trans_b else k, k if trans_b else n, ldb, trans_b),
-                                   (c_data, m, n, ldc, False), dtype, want, alpha, beta, variant, config or "")
+                                   (c_data, m, n, ldc, False), dtype, out_dtype, want, alpha, beta, variant,
+                                   config or "")
                     else:
                         # Column-major C: compute its row-major transpose, C^T = op(B)^T op(A)^T (n x m).
                         _core.gemm(context, stream, n, m, k,
                                    (b_data, n if trans_b else k, k if trans_b else n, ldb, not trans_b),
                                    (a_data, k if trans_a else m, m if trans_a else k, lda, not trans_a),
-                                   (c_data, n, m, ldc, False), dtype, want, alpha, beta, variant, config or "")
+                                   (c_data, n, m, ldc, False), dtype, out_dtype, want, alpha, beta, variant,
+                                   config or "")
                     return result
     return _matmul_general(a, b, out, alpha, beta, variant, config, tf32)
 
@@ -551,16 +570,22 @@ def _matmul_general(a: Any, b: Any, out: Any, alpha: float, beta: float, variant
     if tf32 and A.dtype != "f32":
         raise ValueError(f"tf32=True runs float32 inputs in TF32; a and b are {_WORDS[A.dtype]}")
     want = "tf32" if tf32 else A.dtype
-    _check_rung(variant, want, backend, A.where())
 
     alpha, beta = float(alpha), float(beta)
     if out is None:
+        _check_rung(variant, want, "f32", backend, A.where())
         if beta != 0.0:
             raise ValueError(f"beta={beta} reads C: pass out= holding C (an ({m}, {n}) float32 array)")
         out = _allocate(A, m, n)
     C = _read(out, "out", backend, device, stream)
-    if C.dtype != "f32":
-        raise TypeError(f"out has dtype {C.dtype_text}: gemmlab writes float32 results")
+    if C.dtype is None:
+        raise TypeError(f"out has dtype {C.dtype_text}: gemmlab writes float32 results, or float16 and bfloat16 "
+                        f"beside inputs of that type")
+    if not _output_allowed(want, C.dtype):
+        raise ValueError(f"out is {_WORDS[C.dtype]} but a and b are {_WORDS[A.dtype]}"
+                         f"{' run in tf32' if tf32 else ''}: C is float32, or the inputs' own type where they are "
+                         f"float16 or bfloat16")
+    _check_rung(variant, want, C.dtype, backend, A.where())
     if C.shape != (m, n):
         raise ValueError(f"out has shape {C.shape}; a @ b is ({m}, {n})")
     if C.readonly:
@@ -580,14 +605,14 @@ def _matmul_general(a: Any, b: Any, out: Any, alpha: float, beta: float, variant
     b_desc = (B.data, n if trans_b else k, k if trans_b else n, ldb, trans_b)
     if not trans_c:
         c_desc = (C.data, m, n, ldc, False)
-        _core.gemm(_context(backend, device), stream, m, n, k, a_desc, b_desc, c_desc, A.dtype, want, alpha, beta,
-                   variant, config or "")
+        _core.gemm(_context(backend, device), stream, m, n, k, a_desc, b_desc, c_desc, A.dtype, C.dtype, want, alpha,
+                   beta, variant, config or "")
     else:
         # Column-major C: compute its row-major transpose, C^T = op(B)^T op(A)^T (n x m).
         bt = (B.data, b_desc[1], b_desc[2], ldb, not trans_b)
         at = (A.data, a_desc[1], a_desc[2], lda, not trans_a)
         c_desc = (C.data, n, m, ldc, False)
-        _core.gemm(_context(backend, device), stream, n, m, k, bt, at, c_desc, A.dtype, want, alpha, beta,
+        _core.gemm(_context(backend, device), stream, n, m, k, bt, at, c_desc, A.dtype, C.dtype, want, alpha, beta,
                    variant, config or "")
     return out
 
@@ -603,8 +628,8 @@ def variants(backend: str | None = None) -> list[dict[str, Any]]:
     bench's dtype takes: f32, tf32, bf16, f16), input/compute/output types, technique, config
     (its tile sizes), configs (its named configurations: name, description, default),
     threads, tensor_cores, min_compute_capability, arch_specific, tolerance (the error bound
-    its results are verified against: input_u, accumulate_u, output_u, terms_per_k; see
-    include/gemmlab/tolerance.hpp), runs_here and reason (why it does not run here; "" when
+    its results are verified against: input_u, accumulate_u, output_u, output_min_normal,
+    terms_per_k; see include/gemmlab/tolerance.hpp), runs_here and reason (why it does not run here; "" when
     it does).
     """
     return list(_core.variants(backend))
@@ -704,6 +729,11 @@ def _run(command: str, arguments: dict[str, Any], as_frame: bool, document: bool
     args.backend = backend
     args.device = int(arguments["device"])
     args.dtype = arguments["dtype"]
+    out_dtype = arguments["out_dtype"]
+    if out_dtype not in _WORDS or not _output_allowed(args.dtype, out_dtype):
+        raise ValueError(f"out_dtype={out_dtype!r} does not go with dtype={args.dtype!r}: C is 'f32', or the 2-byte "
+                         f"input type itself ('bf16' with dtype='bf16', 'f16' with dtype='f16')")
+    args.out_dtype = out_dtype
     args.variants = _names(arguments["variant"])
     args.config = arguments["config"] or ""
     shapes = arguments["shapes"]
@@ -732,13 +762,14 @@ def _run(command: str, arguments: dict[str, Any], as_frame: bool, document: bool
 
 
 def verify(variant: str | Sequence[str] | None = None, *, backend: str = "auto", device: int = 0,
-           dtype: str = "f32", shapes: Any = None, trans: str = "NN", layout: str = "row", alpha: float = 1.0,
-           beta: float = 0.0, pad: int = 0, seed: int | None = None, config: str | None = None,
+           dtype: str = "f32", out_dtype: str = "f32", shapes: Any = None, trans: str = "NN", layout: str = "row",
+           alpha: float = 1.0, beta: float = 0.0, pad: int = 0, seed: int | None = None, config: str | None = None,
            as_frame: bool = False, document: bool = False) -> Any:
     """gemmlab verify: runs rungs against the float64 reference, untimed.
 
     variant: a rung's name, several ("a,b" or a list), or None for every rung of `dtype`
-    (f32, tf32, bf16, f16) on `backend` ("cpu", "cuda", or "auto": cuda with a GPU). shapes:
+    (f32, tf32, bf16, f16) and `out_dtype` (how C is stored: f32, or bf16 / f16 with that
+    dtype) on `backend` ("cpu", "cuda", or "auto": cuda with a GPU). shapes:
     (m, n, k) tuples, ints (square) or "MxNxK" strings; by default the awkward shapes of
     `gemmlab verify` (1x1x1, primes, k = 1, tall and skinny). trans ("NN", "NT", "TN", "TT"),
     layout ("row", "col"), alpha, beta, pad (extra elements in every leading dimension), seed
@@ -749,14 +780,14 @@ def verify(variant: str | Sequence[str] | None = None, *, backend: str = "auto",
     a pandas DataFrame of them (nested fields as "verification.passed" columns);
     document=True the whole JSON document (build, device, settings, results).
     """
-    return _run("verify", dict(variant=variant, backend=backend, device=device, dtype=dtype, shapes=shapes,
-                               trans=trans, layout=layout, alpha=alpha, beta=beta, pad=pad, seed=seed,
+    return _run("verify", dict(variant=variant, backend=backend, device=device, dtype=dtype, out_dtype=out_dtype,
+                               shapes=shapes, trans=trans, layout=layout, alpha=alpha, beta=beta, pad=pad, seed=seed,
                                config=config), as_frame, document)
 
 
 def bench(variant: str | Sequence[str] | None = None, *, backend: str = "auto", device: int = 0,
-          dtype: str = "f32", shapes: Any = None, trans: str = "NN", layout: str = "row", alpha: float = 1.0,
-          beta: float = 0.0, pad: int = 0, seed: int | None = None, config: str | None = None,
+          dtype: str = "f32", out_dtype: str = "f32", shapes: Any = None, trans: str = "NN", layout: str = "row",
+          alpha: float = 1.0, beta: float = 0.0, pad: int = 0, seed: int | None = None, config: str | None = None,
           verify: bool = True, reps: int | None = None, warmup: int | None = None, min_time: float | None = None,
           max_time: float | None = None, max_spread: float | None = None, interleave: bool | None = None,
           l2_flush: str | None = None, samples: bool = False, as_frame: bool = False,
@@ -773,8 +804,8 @@ def bench(variant: str | Sequence[str] | None = None, *, backend: str = "auto", 
     as_frame=True a pandas DataFrame ("time_ms.median" columns); document=True the whole
     JSON document.
     """
-    return _run("bench", dict(variant=variant, backend=backend, device=device, dtype=dtype, shapes=shapes,
-                              trans=trans, layout=layout, alpha=alpha, beta=beta, pad=pad, seed=seed,
+    return _run("bench", dict(variant=variant, backend=backend, device=device, dtype=dtype, out_dtype=out_dtype,
+                              shapes=shapes, trans=trans, layout=layout, alpha=alpha, beta=beta, pad=pad, seed=seed,
                               config=config, verify=verify, reps=reps, warmup=warmup, min_time=min_time,
                               max_time=max_time, max_spread=max_spread, interleave=interleave,
                               l2_flush=l2_flush, samples=samples), as_frame, document)

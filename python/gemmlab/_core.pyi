@@ -20,7 +20,8 @@ class Context:
 Operand = tuple[int, int, int, int, bool]
 
 def gemm(context: Context, stream: int, m: int, n: int, k: int, a: Operand, b: Operand, c: Operand,
-         dtype: str, compute: str, alpha: float, beta: float, variant: str, config: str) -> tuple[str, str]: ...
+         dtype: str, out_dtype: str, compute: str, alpha: float, beta: float, variant: str,
+         config: str) -> tuple[str, str]: ...
 def variants(backend: str | None = None) -> list[dict[str, Any]]: ...
 def cuda_built() -> bool: ...
 def cuda_device_present() -> bool: ...
@@ -35,6 +36,7 @@ class HarnessArgs:
     backend: str
     device: int
     dtype: str
+    out_dtype: str
     variants: list[str]
     config: str
     shapes: list[tuple[int, int, int]]

@@ -127,10 +127,11 @@ Matrix matrix_of(const Operand& operand, DType dtype) {
 }
 
 // C <- alpha op(A) op(B) + beta C in `context`, on `stream` (a cudaStream_t as an integer;
-// 0: the legacy default stream). Returns the rung and configuration that ran.
+// 0: the legacy default stream), A and B holding `dtype`, C `out_dtype`. Returns the rung and
+// configuration that ran.
 std::tuple<std::string, std::string> run_gemm(Context& context, std::uintptr_t stream, std::int64_t m,
                                               std::int64_t n, std::int64_t k, const Operand& a, const Operand& b,
-                                              const Operand& c, std::string_view dtype,
+                                              const Operand& c, std::string_view dtype, std::string_view out_dtype,
                                               std::string_view compute, double alpha, double beta,
                                               std::string_view variant, std::string_view config) {
   // The strings arrive as views of the Python str objects (no copy per call); the options
@@ -145,12 +146,19 @@ std::tuple<std::string, std::string> run_gemm(Context& context, std::uintptr_t s
   problem.beta = beta;
   problem.a = matrix_of(a, dtype_named(dtype, "dtype"));
   problem.b = matrix_of(b, problem.a.dtype);
-  problem.c = matrix_of(c, DType::F32);
+  problem.c = matrix_of(c, dtype_named(out_dtype, "out_dtype"));
   // `compute` names the call's type as bench's --dtype does (f32, tf32, bf16, f16): its
-  // arithmetic is that name's (bf16 and f16 inputs are multiplied exactly and summed in f32).
-  const std::optional<Precision> precision = precision_for(dtype_named(compute, "compute"));
-  if (!precision) {
+  // arithmetic is that name's (bf16 and f16 inputs are multiplied exactly and summed in f32);
+  // C is float32 or, for bf16 and f16, that type itself (as bench's --out-dtype).
+  const DType name = dtype_named(compute, "compute");
+  if (!precision_for(name)) {
     throw nb::value_error(("compute '" + std::string(compute) + "' must be f32, tf32, bf16 or f16").c_str());
+  }
+  const std::optional<Precision> precision = precision_for(name, problem.c.dtype);
+  if (!precision) {
+    throw nb::value_error(("C of " + std::string(out_dtype) + " goes with " + std::string(out_dtype) +
+                           " inputs only (C is f32, or the 2-byte input type), not " + std::string(compute))
+                              .c_str());
   }
   problem.compute = precision->compute;
   GemmOptions options;
@@ -204,6 +212,7 @@ nb::list variant_records(std::optional<std::string> backend) {
                          {"tolerance", record({{"input_u", nb::cast(t.input_u)},
                                                {"accumulate_u", nb::cast(t.accumulate_u)},
                                                {"output_u", nb::cast(t.output_u)},
+                                               {"output_min_normal", nb::cast(t.output_min_normal)},
                                                {"terms_per_k", nb::cast(t.terms_per_k)}})},
                          {"runs_here", nb::cast(reason.empty())},
                          {"reason", nb::cast(reason)}}));
@@ -217,6 +226,7 @@ struct HarnessArgs {
   std::string backend = "cpu";
   int device = 0;
   std::string dtype = "f32";
+  std::string out_dtype = "f32";
   std::vector<std::string> variants;
   std::string config;
   std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>> shapes;
@@ -239,6 +249,8 @@ std::string run_harness(const HarnessArgs& args) {
   const Backend backend = backend_named(args.backend);
   bench::Options o;
   o.dtype = dtype_named(args.dtype, "dtype");
+  o.out_dtype = dtype_named(args.out_dtype, "out_dtype");
+  if (const Status s = bench::check_dtypes(o.dtype, o.out_dtype); !s) throw nb::value_error(s.message().c_str());
   o.variants = args.variants;
   o.config = args.config;
   for (const auto& [m, n, k] : args.shapes) o.shapes.push_back({m, n, k});
@@ -379,9 +391,9 @@ NB_MODULE(_core, m) {
       .def_prop_ro("device", &Context::device);
 
   m.def("gemm", &run_gemm, "context"_a, "stream"_a, "m"_a, "n"_a, "k"_a, "a"_a, "b"_a, "c"_a, "dtype"_a,
-        "compute"_a, "alpha"_a, "beta"_a, "variant"_a, "config"_a,
-        "C <- alpha op(A) op(B) + beta C on row-major operands (data, rows, cols, ld, transposed); "
-        "returns (rung, configuration)");
+        "out_dtype"_a, "compute"_a, "alpha"_a, "beta"_a, "variant"_a, "config"_a,
+        "C <- alpha op(A) op(B) + beta C on row-major operands (data, rows, cols, ld, transposed), A and B of "
+        "dtype, C of out_dtype; returns (rung, configuration)");
   m.def("variants", &variant_records, "backend"_a = nb::none());
   m.def("cuda_built", &cuda_built);
   m.def("cuda_device_present", &cuda_device_present);
@@ -397,6 +409,7 @@ NB_MODULE(_core, m) {
       .def_rw("backend", &HarnessArgs::backend)
       .def_rw("device", &HarnessArgs::device)
       .def_rw("dtype", &HarnessArgs::dtype)
+      .def_rw("out_dtype", &HarnessArgs::out_dtype)
       .def_rw("variants", &HarnessArgs::variants)
       .def_rw("config", &HarnessArgs::config)
       .def_rw("shapes", &HarnessArgs::shapes)

@@ -2,10 +2,13 @@
 (include/gemmlab/tolerance.hpp), from the standard analysis of a dot product (Higham, 3.1),
 against a float64 reference computed with NumPy.
 
-    |C - C_ref| <= [(1 + g2)(1 + gk) - 1] * (|alpha| |A||B| + |beta| |C0|) + u_out |C_ref|
+    E = [(1 + g2)(1 + gk) - 1] * (|alpha| |A||B| + |beta| |C0|)
+    |C - C_ref| <= E + u_out * max(|C_ref| + E, min_normal_out)
 
 g2 = gamma(2, u_in) for operands the hardware reduces first (tf32), gk = gamma(k + 2, u_acc)
-for the k products, their sums and the alpha/beta scaling, u_out for storing C in float32.
+for the k products, their sums and the alpha/beta scaling, u_out for storing C in its type
+(float32, or bfloat16 / float16 beside inputs of that type: rounded once more, half an ulp
+of the value stored, and below float16's smallest normal half its subnormals' spacing).
 """
 
 from __future__ import annotations
@@ -26,20 +29,23 @@ class Precision:
     input_u: float  # operands reduced to the compute type (0: used exactly)
     accumulate_u: float
     terms_per_k: float = 1  # 3xTF32 sums three products per term
+    output_u: float = U32  # C's storage: float32, or 2^-8 (bfloat16), 2^-11 (float16)
+    output_min_normal: float = 2.0 ** -126  # float16: 2^-14
 
     @staticmethod
     def of(variant: dict) -> "Precision":
         """A rung's own bound, from its gemmlab.variants() record."""
         t = variant["tolerance"]
-        assert t["output_u"] <= U32, t
-        return Precision(t["input_u"], t["accumulate_u"], t["terms_per_k"])
+        assert (t["output_u"] <= U32) == (variant["output"] == "f32"), (variant["name"], t)
+        return Precision(t["input_u"], t["accumulate_u"], t["terms_per_k"], t["output_u"], t["output_min_normal"])
 
     @staticmethod
     def loosest(variants: list) -> "Precision":
         """The bound that holds whichever of these rungs runs (as variant="auto" chooses)."""
         every = [Precision.of(v) for v in variants]
         return Precision(max(p.input_u for p in every), max(p.accumulate_u for p in every),
-                         max(p.terms_per_k for p in every))
+                         max(p.terms_per_k for p in every), max(p.output_u for p in every),
+                         max(p.output_min_normal for p in every))
 
 
 # The CPU rungs and the SIMT float32 ones: exact operands, float32 round-to-nearest.
@@ -85,7 +91,8 @@ def assert_within_bound(c, a, b, *, alpha: float = 1.0, beta: float = 0.0, c0=No
     k = np.shape(a)[1]
     ref, magnitude = reference(a, b, alpha, beta, c0)
     g2, gk = gamma(2, precision.input_u), gamma(precision.terms_per_k * k + 2, precision.accumulate_u)
-    bound = ((1 + g2) * (1 + gk) - 1) * magnitude + U32 * np.abs(ref)
+    computed = ((1 + g2) * (1 + gk) - 1) * magnitude
+    bound = computed + precision.output_u * np.maximum(np.abs(ref) + computed, precision.output_min_normal)
     assert c.shape == ref.shape, f"result shape {c.shape}, expected {ref.shape}"
     error = np.abs(c - ref)
     ok = error <= bound

@@ -58,6 +58,9 @@ def test_tf32_needs_float32():
 
 @pytest.mark.parametrize("out,error,words", [
     (np.ones((3, 2)), TypeError, "out has dtype float64"),
+    # A 16-bit C goes with 16-bit inputs of its own type only.
+    (np.ones((3, 2), np.float16), ValueError,
+     "out is float16 but a and b are float32: C is float32, or the inputs' own type"),
     (f32(2, 3), ValueError, "out has shape (2, 3); a @ b is (3, 2)"),
     (f32(3, 4)[:, ::2], ValueError, "out has shape (3, 2) and strides (4, 2)"),
 ])
@@ -173,6 +176,19 @@ def test_verify_records_as_the_cli_writes_them():
         assert "time_ms" not in r
 
 
+def test_records_say_how_c_was_stored():
+    doc = gemmlab.verify("naive", backend="cpu", shapes=[4], document=True)
+    assert doc["settings"]["out_dtype"] == "f32"
+    assert all(r["out_dtype"] == "f32" and r["dtype"] == "f32" for r in doc["results"])
+
+
+def test_half_precision_c_on_the_cpu():
+    # The CPU has no 16-bit rung at all: the inputs say so first, whatever out is.
+    a = np.ones((4, 4), np.float16)
+    with pytest.raises(ValueError, match="the cpu backend has no f16 rung"):
+        gemmlab.matmul(a, a, out=np.empty((4, 4), np.float16))
+
+
 def test_verify_default_shapes_and_document():
     doc = gemmlab.verify("naive", backend="cpu", document=True)
     assert doc["command"] == "verify" and doc["schema_version"] >= 3 and doc["tool"] == "gemmlab"
@@ -224,6 +240,11 @@ def test_as_frame_without_pandas(monkeypatch):
     (dict(shapes=[(4, -1, 2)]), "negative extent"),
     (dict(backend="tpu"), "backend 'tpu' must be 'cpu', 'cuda' or 'auto'"),
     (dict(pad=-1), "pad=-1 must be >= 0"),
+    (dict(out_dtype="bf16"), "out_dtype='bf16' does not go with dtype='f32': C is 'f32', or the 2-byte input type"),
+    (dict(dtype="f16", out_dtype="bf16"), "out_dtype='bf16' does not go with dtype='f16'"),
+    (dict(dtype="tf32", out_dtype="f16"), "out_dtype='f16' does not go with dtype='tf32'"),
+    (dict(out_dtype="f64"), "out_dtype='f64' does not go"),
+    (dict(dtype="bf16", out_dtype="bf16"), "the cpu backend has no variant of bf16 inputs with bf16 C"),
 ])
 def test_verify_bad_arguments(kwargs, words):
     arguments = dict(backend="cpu", shapes=[4])

@@ -1,7 +1,7 @@
 """gemmlab.matmul on GPU arrays (PyTorch, CuPy): bf16, f16, f32 and tf32 results against
-torch.matmul (CuPy's) in float64 within each rung's own bound, transposed views, out=, a
-non-default stream, a second device. Skipped, with the reason, without a GPU or without
-either framework."""
+torch.matmul (CuPy's) in float64 within each rung's own bound, transposed views, out= (float32,
+or bfloat16 / float16 C beside inputs of that type), a non-default stream, a second device.
+Skipped, with the reason, without a GPU or without either framework."""
 
 from __future__ import annotations
 
@@ -33,15 +33,23 @@ needs_cupy = pytest.mark.skipif(cupy is None, reason="CuPy")
 
 RUNS_HERE = [v for v in gemmlab.variants("cuda") if v["runs_here"]]
 DTYPES = sorted({v["dtype"] for v in RUNS_HERE if v["dtype"]})
+# The input types whose C may be stored in the type itself, where a rung that does so runs here.
+HALF_C_DTYPES = sorted({v["dtype"] for v in RUNS_HERE if v["dtype"] and v["output"] == v["dtype"]})
 
 
 def torch_dtype(name: str):
     return {"f32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}[name]
 
 
-def auto_bound(dtype: str) -> Precision:
-    """Whichever rung variant="auto" picks for `dtype`, its bound holds."""
-    return Precision.loosest([v for v in RUNS_HERE if v["dtype"] == dtype])
+def auto_bound(dtype: str, output: str = "f32") -> Precision:
+    """Whichever rung variant="auto" picks for `dtype` and C of `output`, its bound holds."""
+    return Precision.loosest([v for v in RUNS_HERE if v["dtype"] == dtype and v["output"] == output])
+
+
+def out_for(record: dict, m: int, n: int):
+    """C for a rung: None (gemmlab allocates float32) or an empty array of the rung's C type."""
+    return None if record["output"] == "f32" else torch.empty(m, n, dtype=torch_dtype(record["output"]),
+                                                              device="cuda")
 
 
 def trand(*shape: int, dtype=None, device: str = "cuda", generator=None):
@@ -76,7 +84,8 @@ def test_every_rung_that_runs_here(rung):
     record = next(v for v in RUNS_HERE if v["name"] == rung)
     dtype = record["dtype"]
     a, b = trand(256, 128, dtype=torch_dtype(dtype)), trand(128, 384, dtype=torch_dtype(dtype))
-    c = gemmlab.matmul(a, b, variant=rung, tf32=dtype == "tf32")
+    c = gemmlab.matmul(a, b, out=out_for(record, 256, 384), variant=rung, tf32=dtype == "tf32")
+    assert c.dtype == torch_dtype(record["output"])
     assert_within_bound(c, a, b, precision=Precision.of(record))
 
 
@@ -88,7 +97,7 @@ def test_every_named_configuration(rung, config):
     dtype = record["dtype"]
     a, b = trand(512, 256, dtype=torch_dtype(dtype)), trand(256, 384, dtype=torch_dtype(dtype))
     try:
-        c = gemmlab.matmul(a, b, variant=rung, config=config, tf32=dtype == "tf32")
+        c = gemmlab.matmul(a, b, out=out_for(record, 512, 384), variant=rung, config=config, tf32=dtype == "tf32")
     except gemmlab.GemmlabError as error:  # a configuration that cannot take this shape says so
         assert str(error).startswith("not supported"), error
         pytest.skip(str(error))
@@ -120,6 +129,26 @@ def test_torch_out_in_place_with_beta_and_padding(dtype):
     assert gemmlab.matmul(a, b, out=out, alpha=-1.5, beta=0.5, tf32=dtype == "tf32") is out
     assert_within_bound(out, a, b, alpha=-1.5, beta=0.5, c0=c0, precision=auto_bound(dtype))
     assert torch.equal(storage[:, n:], padding), "out's padding was written"
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", HALF_C_DTYPES)
+@pytest.mark.parametrize("m,n,k", [(256, 256, 128), (257, 131, 97), (1, 64, 1), (1000, 513, 77)],
+                         ids=lambda v: str(v))
+def test_torch_half_precision_c(dtype, m, n, k):
+    # C stored in the inputs' type, as frameworks keep it: beta reads it as stored, the padding stays.
+    t = torch_dtype(dtype)
+    a, b = trand(m, k, dtype=t), trand(k, n, dtype=t)
+    storage = trand(m, n + 8, dtype=t)
+    out, c0, padding = storage[:, :n], storage[:, :n].clone(), storage[:, n:].clone()
+    assert gemmlab.matmul(a, b, out=out, alpha=0.75, beta=-1.5) is out
+    assert out.dtype == t
+    assert_within_bound(out, a, b, alpha=0.75, beta=-1.5, c0=c0, precision=auto_bound(dtype, dtype))
+    assert torch.equal(storage[:, n:], padding), "out's padding was written"
+    # beta = 0: C is written, not read (NaN in it must not leak).
+    nan = torch.full((m, n), float("nan"), dtype=t, device="cuda")
+    gemmlab.matmul(a, b, out=nan)
+    assert_within_bound(nan, a, b, precision=auto_bound(dtype, dtype))
 
 
 @needs_torch
@@ -176,8 +205,12 @@ def test_torch_errors():
         gemmlab.matmul(a, b.cpu())
     with pytest.raises(ValueError, match="the cpu backend has no bf16 rung"):
         gemmlab.matmul(a.cpu(), b.cpu())
-    with pytest.raises(TypeError, match="out has dtype torch.bfloat16"):
-        gemmlab.matmul(a, b, out=torch.empty(64, 64, dtype=torch.bfloat16, device="cuda"))
+    with pytest.raises(ValueError, match="out is float16 but a and b are bfloat16: C is float32, or the inputs' own"):
+        gemmlab.matmul(a, b, out=torch.empty(64, 64, dtype=torch.float16, device="cuda"))
+    with pytest.raises(ValueError, match="out is bfloat16 but a and b are float32"):
+        gemmlab.matmul(a.float(), b.float(), out=torch.empty(64, 64, dtype=torch.bfloat16, device="cuda"))
+    with pytest.raises(TypeError, match="out has dtype torch.float64"):
+        gemmlab.matmul(a, b, out=torch.empty(64, 64, dtype=torch.float64, device="cuda"))
     with pytest.raises(ValueError, match="out is in host memory"):
         gemmlab.matmul(a, b, out=torch.empty(64, 64))
     with pytest.raises(TypeError, match="a has dtype torch.float64"):
@@ -188,6 +221,13 @@ def test_torch_errors():
         gemmlab.matmul(a.float(), b.float(), variant="packed_simd")
     with pytest.raises(ValueError, match="computes bf16, but the call asks for f16"):
         gemmlab.matmul(a.half(), b.half(), variant=next(v["name"] for v in RUNS_HERE if v["dtype"] == "bf16"))
+    f32_c = next(v["name"] for v in RUNS_HERE if v["dtype"] == "bf16" and v["output"] == "f32")
+    with pytest.raises(ValueError, match=f"variant '{f32_c}' writes float32 C, but out is bfloat16"):
+        gemmlab.matmul(a, b, out=torch.empty(64, 64, dtype=torch.bfloat16, device="cuda"), variant=f32_c)
+    bf16_c = [v["name"] for v in RUNS_HERE if v["dtype"] == "bf16" and v["output"] == "bf16"]
+    if bf16_c:
+        with pytest.raises(ValueError, match=f"variant '{bf16_c[0]}' writes bfloat16 C, but out is float32"):
+            gemmlab.matmul(a, b, variant=bf16_c[0])
 
 
 @needs_torch

@@ -22,13 +22,15 @@ double number(const json& j, const char* key, double fallback = 0) {
   return j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>() : fallback;
 }
 
-using Key = std::tuple<std::string, std::string, std::string, std::string, std::int64_t, std::int64_t, std::int64_t,
-                       std::string, std::string>;
+// backend, variant, configuration, dtype, out_dtype, m, n, k, trans, layout.
+using Key = std::tuple<std::string, std::string, std::string, std::string, std::string, std::int64_t, std::int64_t,
+                       std::int64_t, std::string, std::string>;
 
 Key key_of(const json& r) {
   std::string configuration = text(r, "configuration");
   if (configuration == "auto") configuration.clear();  // each rung's own choice, named or not
-  return {text(r, "backend"), text(r, "variant"), configuration, text(r, "dtype", "f32"),
+  // Files from before --out-dtype stored C in f32.
+  return {text(r, "backend"), text(r, "variant"), configuration, text(r, "dtype", "f32"), text(r, "out_dtype", "f32"),
           r.value("m", std::int64_t{0}), r.value("n", std::int64_t{0}), r.value("k", std::int64_t{0}),
           text(r, "trans", "NN"), text(r, "layout", "row")};
 }
@@ -142,6 +144,8 @@ void judge(Comparison& c, const CompareOptions& o) {
 }
 
 std::string shape(const Comparison& c) { return fmt::format("{}x{}x{}", c.m, c.n, c.k); }
+// The dtype, and C's type after it where that is not f32 (bf16_bf16, as the rungs are named).
+std::string types(const Comparison& c) { return c.out_dtype == "f32" ? c.dtype : c.dtype + "_" + c.out_dtype; }
 std::string ratio_text(const std::optional<CompareSide>& s) {
   return s && s->ratio ? fmt::format("{:.3f}", *s->ratio) : "-";
 }
@@ -244,7 +248,7 @@ Status compare_runs(const json& before, const json& after, const CompareOptions&
     if (new_run.emplace(key_of(r), &r).second && !old_run.count(key_of(r))) order.push_back(key_of(r));
   for (const Key& key : order) {
     Comparison c;
-    std::tie(c.backend, c.variant, c.configuration, c.dtype, c.m, c.n, c.k, c.trans, c.layout) = key;
+    std::tie(c.backend, c.variant, c.configuration, c.dtype, c.out_dtype, c.m, c.n, c.k, c.trans, c.layout) = key;
     const auto o_it = old_run.find(key), n_it = new_run.find(key);
     if (o_it != old_run.end()) {
       c.before = side_of(*o_it->second, old_run);
@@ -264,12 +268,15 @@ Status compare_runs(const json& before, const json& after, const CompareOptions&
 
 std::string format_compare_table(const CompareReport& r, const std::string& before_name, const std::string& after_name) {
   std::string out = header(r, before_name, after_name) + "\n";
-  out += fmt::format("  {:<22} {:<5} {:<16} {:>9} {:>9} {:>10} {:>10} {:>10} {:>8}  {}\n", "variant", "dtype",
-                     "size", "old x anc", "new x anc", "old ms", "new ms", "time", "change", "verdict (evidence)");
+  std::size_t dtype_width = 5;
+  for (const Comparison& c : r.rows) dtype_width = std::max(dtype_width, types(c).size());
+  out += fmt::format("  {:<22} {:<{}} {:<16} {:>9} {:>9} {:>10} {:>10} {:>10} {:>8}  {}\n", "variant", "dtype",
+                     dtype_width, "size", "old x anc", "new x anc", "old ms", "new ms", "time", "change",
+                     "verdict (evidence)");
   for (const Comparison& c : r.rows) {
-    out += fmt::format("  {:<22} {:<5} {:<16} {:>9} {:>9} {:>10} {:>10} {:>10} {:>8}  {}{}\n",
-                       c.configuration.empty() ? c.variant : c.variant + "/" + c.configuration, c.dtype, shape(c),
-                       ratio_text(c.before), ratio_text(c.after), ms_text(c.before), ms_text(c.after),
+    out += fmt::format("  {:<22} {:<{}} {:<16} {:>9} {:>9} {:>10} {:>10} {:>10} {:>8}  {}{}\n",
+                       c.configuration.empty() ? c.variant : c.variant + "/" + c.configuration, types(c), dtype_width,
+                       shape(c), ratio_text(c.before), ratio_text(c.after), ms_text(c.before), ms_text(c.after),
                        both(c) ? percent(c.time_change) : "-",
                        both(c) ? percent(c.change) : "-", verdict_text(c, r.options),
                        c.evidence.empty() ? "" : " (" + c.metric + (c.metric.empty() ? "" : "; ") + c.evidence + ")");
@@ -287,7 +294,7 @@ std::string format_compare_markdown(const CompareReport& r, const std::string& b
   out += "|---|---|---|---:|---:|---:|---:|---:|---:|---|\n";
   for (const Comparison& c : r.rows)
     out += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                       c.configuration.empty() ? c.variant : c.variant + "/" + c.configuration, c.dtype, shape(c),
+                       c.configuration.empty() ? c.variant : c.variant + "/" + c.configuration, types(c), shape(c),
                        ratio_text(c.before), ratio_text(c.after), ms_text(c.before), ms_text(c.after),
                        both(c) ? percent(c.time_change) : "–", both(c) ? percent(c.change) : "–",
                        verdict_text(c, r.options));
@@ -298,7 +305,8 @@ json compare_json(const CompareReport& r, const std::string& before_name, const 
   json rows = json::array();
   for (const Comparison& c : r.rows) {
     json row = {{"backend", c.backend}, {"variant", c.variant}, {"configuration", c.configuration},
-                {"dtype", c.dtype}, {"m", c.m}, {"n", c.n}, {"k", c.k}, {"trans", c.trans}, {"layout", c.layout},
+                {"dtype", c.dtype}, {"out_dtype", c.out_dtype}, {"m", c.m}, {"n", c.n}, {"k", c.k},
+                {"trans", c.trans}, {"layout", c.layout},
                 {"anchor", c.anchor}, {"verdict", to_string(c.verdict)}, {"regression", c.gates}};
     const auto side = [](const std::optional<CompareSide>& s) {
       if (!s) return json(nullptr);

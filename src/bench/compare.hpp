@@ -45,6 +45,7 @@ std::string_view to_string(Verdict v);
 
 struct Comparison {
   std::string backend, variant, configuration, dtype, trans, layout;
+  std::string out_dtype = "f32";  // how C was stored
   std::int64_t m = 0, n = 0, k = 0;
   bool anchor = false;
   std::optional<CompareSide> before, after;

@@ -47,7 +47,7 @@ Status distributed_block_bytes(const Options& o, const Shape& shape, Decompositi
   per_gpu.clear();
   ProcessGrid grid;
   GEMMLAB_TRY(decomposition_grid(decomposition, gpus, shape.m, shape.n, grid));
-  const std::uint64_t in = storage_bytes(precision_for(o.dtype).value_or(Precision{}).input);
+  const std::uint64_t in = storage_bytes(precision_for(o.dtype, o.out_dtype).value_or(Precision{}).input);
   const auto u = [](std::int64_t x) { return static_cast<std::uint64_t>(x); };
   for (int g = 0; g < gpus; ++g) {
     const LocalBlocks b = local_blocks(shape.m, shape.n, shape.k, grid, g);
@@ -61,6 +61,7 @@ Status run_distributed(const Options& o, const DistributedJob& job, Executor& ex
   if (ex.backend() != Backend::Cuda)
     return {StatusCode::InvalidValue, "the distributed GEMM runs on GPUs: use --backend cuda"};
   if (job.devices.empty()) return {StatusCode::InvalidValue, "the distributed job needs at least one GPU"};
+  GEMMLAB_TRY(check_c_is_f32(o, "--gpus/--devices"));
   if (o.ld_padding != 0)
     return {StatusCode::InvalidValue,
             "--gpus does not take --pad (the job's blocks are dense copies of the host matrices)"};

@@ -73,6 +73,16 @@ Status upload(Executor& ex, Operand& x) {
   return ex.upload(x.device->data(), x.stored(), x.bytes());
 }
 
+// The device copy as floats in `out` (x.host's size): 2-byte storage comes down into
+// `scratch` and is decoded, exactly, so a result compares with x.host bit for bit.
+Status download(Executor& ex, const Operand& x, std::vector<float>& out, std::vector<std::byte>& scratch) {
+  if (storage_bytes(x.desc.dtype) == sizeof(float)) return ex.download(out.data(), x.device->data(), x.bytes());
+  scratch.resize(x.bytes());
+  GEMMLAB_TRY(ex.download(scratch.data(), x.device->data(), x.bytes()));
+  decode(scratch, x.desc.dtype, out);
+  return Status::ok();
+}
+
 double percentile(std::vector<double> sorted, double q) {
   const double pos = q * static_cast<double>(sorted.size() - 1);
   const auto lo = static_cast<std::size_t>(std::floor(pos));
@@ -237,16 +247,15 @@ Status compute_reference(Executor& ex, const GemmProblem& host, const MemoryPlan
 
 Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64_t seed, const MemoryPlan& plan,
                  const std::vector<Variant>& selected, RunState& state, std::vector<Record>& records) {
-  const Precision precision = *precision_for(o.dtype);  // select_variants() checked it
+  const Precision precision = *precision_for(o.dtype, o.out_dtype);  // select_variants() checked it
   Operand a, b, c;
-  const OperandLayout layout = operand_layout(o, shape);  // as the memory plan counted them
+  const OperandLayout layout = operand_layout(o, shape);  // as the memory plan counted them, C in its storage type
   a.desc = layout.a;
   b.desc = layout.b;
   c.desc = layout.c;
-  if (storage_bytes(precision.output) != sizeof(float))
-    return {StatusCode::NotSupported, fmt::format("the harness keeps C in float32, not {}", to_string(precision.output))};
   // Padding of A and B holds NaN, so a rung that reads past a row poisons its result;
-  // C holds NaN where beta = 0 (it must not be read, and unwritten elements stay NaN).
+  // C holds NaN where beta = 0 (it must not be read, and unwritten elements stay NaN; a
+  // 2-byte C holds that type's NaN).
   GEMMLAB_TRY(make_operand(ex, a, seed, kStreamA, false));
   GEMMLAB_TRY(make_operand(ex, b, seed, kStreamB, false));
   GEMMLAB_TRY(make_operand(ex, c, seed, kStreamC, o.beta == 0.0));
@@ -276,11 +285,12 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
   const double flops = 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k);
   const bool verifying = o.verify && !o.profile;
   if (verifying) {
-    // The reference reads the very values the device got: A and B in their storage type.
+    // The reference reads the very values the device got: A, B and beta's C0 in their
+    // storage types.
     GemmProblem host = problem;
     host.a.data = const_cast<void*>(a.stored());
     host.b.data = const_cast<void*>(b.stored());
-    host.c.data = c.host.data();
+    host.c.data = const_cast<void*>(c.stored());
     if (o.progress) {
       Progress p;
       p.phase = Progress::Phase::Reference;
@@ -300,11 +310,12 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
       state.reference_flops_per_second = flops / seconds;
   }
 
-  std::vector<float> result(verifying ? c.host.size() : 0);  // C as a rung left it
+  std::vector<float> result(verifying ? c.host.size() : 0);  // C as a rung left it, as floats
+  std::vector<std::byte> result_stored;                       // ... and in a 2-byte C's storage
   std::unique_ptr<Buffer> c_initial;
   if (o.time && !o.profile && o.beta != 0.0) {
-    GEMMLAB_TRY(ex.allocate(c.host.size() * sizeof(float), c_initial));
-    GEMMLAB_TRY(ex.upload(c_initial->data(), c.host.data(), c.host.size() * sizeof(float)));
+    GEMMLAB_TRY(ex.allocate(c.bytes(), c_initial));
+    GEMMLAB_TRY(ex.upload(c_initial->data(), c.stored(), c.bytes()));
   }
   // Rungs that ran without an error (whatever the verification verdict), by record index:
   // the records vector does not move while they are timed.
@@ -337,6 +348,7 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
     r.config = v->config.to_string();
     r.config_name = v->config_name;
     r.dtype = std::string(to_string(o.dtype));
+    r.out_dtype = std::string(to_string(o.out_dtype));
     r.anchor = v->anchor;
     r.threads = v->threads;
     r.m = shape.m;
@@ -391,7 +403,7 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
         o.progress(p);
       }
       const auto start = std::chrono::steady_clock::now();
-      status = ex.upload(c.device->data(), c.host.data(), c.host.size() * sizeof(float));
+      status = ex.upload(c.device->data(), c.stored(), c.bytes());
       if (status) {
         const ProfilerRange range(ex, "gemmlab verify " + v->name + " " + shape_text(shape));
         const auto call = std::chrono::steady_clock::now();
@@ -399,7 +411,7 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
         if (status) status = ex.synchronize();
         ms = seconds_since(call) * 1e3;
       }
-      if (status) status = ex.download(result.data(), c.device->data(), result.size() * sizeof(float));
+      if (status) status = download(ex, c, result, result_stored);
       if (status) {
         r.verified = true;
         if (plan.verification == VerifyMode::Sampled) {
@@ -492,8 +504,8 @@ void attach_anchor_ratios(std::vector<Record>& records) {
   for (Record& r : records) {
     const Record* best = nullptr;
     for (const Record& a : records) {
-      if (!a.anchor || !a.timed || a.backend != r.backend || a.dtype != r.dtype || a.m != r.m || a.n != r.n ||
-          a.k != r.k || a.trans != r.trans || a.layout != r.layout)
+      if (!a.anchor || !a.timed || a.backend != r.backend || a.dtype != r.dtype || a.out_dtype != r.out_dtype ||
+          a.m != r.m || a.n != r.n || a.k != r.k || a.trans != r.trans || a.layout != r.layout)
         continue;
       // CPU rungs compare with the anchor on as many threads; otherwise the first anchor.
       if (!best || (a.threads == r.threads && best->threads != r.threads)) best = &a;
@@ -530,7 +542,8 @@ void flag_noise(std::vector<Record>& records, const Options& o) {
     if (!r.anchor || !r.timed || r.threads == 1 || (r.threads == 0 && cpu::usable_cores() < 2)) continue;
     for (const Record& twin : records) {
       if (!twin.anchor || !twin.timed || twin.threads != 1 || twin.backend != r.backend || twin.dtype != r.dtype ||
-          twin.m != r.m || twin.n != r.n || twin.k != r.k || twin.trans != r.trans || twin.layout != r.layout)
+          twin.out_dtype != r.out_dtype || twin.m != r.m || twin.n != r.n || twin.k != r.k || twin.trans != r.trans ||
+          twin.layout != r.layout)
         continue;
       if (twin.timing.median_ms < kMinThreadedTwinMs) break;
       const double speedup = twin.timing.median_ms / r.timing.median_ms;
@@ -548,7 +561,8 @@ void flag_noise(std::vector<Record>& records, const Options& o) {
     if (r.anchor || !r.ratio_to_anchor) continue;
     for (const Record& a : records)
       if (a.anchor && a.noisy && a.variant == r.anchor_variant && a.backend == r.backend && a.dtype == r.dtype &&
-          a.m == r.m && a.n == r.n && a.k == r.k && a.trans == r.trans && a.layout == r.layout) {
+          a.out_dtype == r.out_dtype && a.m == r.m && a.n == r.n && a.k == r.k && a.trans == r.trans &&
+          a.layout == r.layout) {
         r.noisy = true;
         r.warnings.push_back(fmt::format("anchor {} is flagged: its ratio is not to be trusted", a.variant));
         break;

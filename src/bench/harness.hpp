@@ -44,6 +44,9 @@ struct Options {
   // The --dtype name (types.hpp, precision_for): how A and B are stored and multiplied.
   // Only variants of this precision run; naming one of another is an InvalidValue.
   DType dtype = DType::F32;
+  // --out-dtype: how C (and beta's C0) is stored: float32, or the 2-byte input type itself
+  // (output_allowed); the precision of the run is precision_for(dtype, out_dtype).
+  DType out_dtype = DType::F32;
   std::vector<std::string> variants;  // names within the backend; empty = every rung of dtype
   // A named configuration (Variant::configs) every named rung runs; empty: each its default.
   std::string config;
@@ -124,6 +127,7 @@ struct Record {
   std::string backend, variant, technique, config;
   std::string config_name;  // the named configuration that ran (Variant::config_name); empty: one form
   std::string dtype = "f32";  // the --dtype name the variant ran under
+  std::string out_dtype = "f32";  // how C was stored (--out-dtype)
   bool anchor = false;
   int threads = 1;
   std::int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
@@ -162,12 +166,17 @@ struct Record {
 Status run(const Options& options, Executor& executor, std::vector<Record>& records);
 
 // The variants `options` selects on `backend`: the named ones, or every variant of the
-// dtype, each bound to options.config where one is named. InvalidValue, naming the
-// culprit, for an unknown name, a variant of another dtype, a dtype with no variant on the
-// backend, or a configuration a named rung does not have (with the valid ones).
+// dtype and C type, each bound to options.config where one is named. InvalidValue, naming
+// the culprit, for an --out-dtype the dtype does not take, an unknown name, a variant of
+// another precision, a precision with no variant on the backend, or a configuration a named
+// rung does not have (with the valid ones).
 Status select_variants(const Options& options, Backend backend, std::vector<Variant>& out);
 
-// Finds the anchor for each record (same backend, dtype and shape; for CPU rungs the
+// InvalidValue, saying what goes with what, for a --dtype no rung computes in (f64) or an
+// --out-dtype that --dtype does not take (output_allowed: f32, or the 2-byte input type).
+Status check_dtypes(DType dtype, DType out_dtype);
+
+// Finds the anchor for each record (same backend, dtype, C type and shape; for CPU rungs the
 // anchor with the same thread count) and fills ratio_to_anchor.
 void attach_anchor_ratios(std::vector<Record>& records);
 

@@ -70,6 +70,14 @@ void report_progress(const Options& o, Progress::Phase phase, const Record& r, i
 
 }  // namespace
 
+Status check_c_is_f32(const Options& o, std::string_view job) {
+  if (o.out_dtype == DType::F32) return Status::ok();
+  return {StatusCode::InvalidValue,
+          fmt::format("{} keeps C in float32, so it takes --out-dtype f32 only, not {} (a 16-bit C runs in "
+                      "core: drop {})",
+                      job, to_string(o.out_dtype), job)};
+}
+
 std::uint64_t matrix_bytes(const Matrix& x) { return buffer_elements(x) * storage_bytes(x.dtype); }
 
 std::uint64_t host_operand_bytes(const Options& o, const Shape& shape) {
@@ -110,7 +118,7 @@ Status make_host_problem(const Options& o, Executor& ex, const Shape& shape, std
   p.a.data = out.a->data();
   p.b.data = out.b->data();
   p.c.data = out.c->data();
-  p.compute = precision_for(o.dtype)->compute;
+  p.compute = precision_for(o.dtype, o.out_dtype)->compute;
   out.seed = seed;
   fill_matrix(p.a, seed, kStreamA, false);
   fill_matrix(p.b, seed, kStreamB, false);
@@ -136,6 +144,7 @@ Record host_record(const Options& o, const Shape& shape, const std::string& name
   r.variant = name;
   r.technique = technique;
   r.dtype = std::string(to_string(o.dtype));
+  r.out_dtype = std::string(to_string(o.out_dtype));
   r.m = shape.m;
   r.n = shape.n;
   r.k = shape.k;

@@ -21,6 +21,10 @@
 
 namespace gemmlab::bench {
 
+// InvalidValue where options.out_dtype is not float32: the jobs on host operands fill, check
+// and restore C as float32 (`job`: the flag that asked for the job, "--out-of-core").
+Status check_c_is_f32(const Options& options, std::string_view job);
+
 // A matrix's buffer in bytes, in its storage type.
 std::uint64_t matrix_bytes(const Matrix& x);
 

@@ -432,8 +432,10 @@ std::string format_explain_table(const std::vector<Explanation>& list, const Exp
   std::string out;
   for (const Explanation& e : list) {
     const Record& r = e.record;
+    const std::string types = r.out_dtype == "f32" ? r.dtype : fmt::format("{} (C in {})", r.dtype, r.out_dtype);
     out += fmt::format("\ngemmlab explain {} | {} | {}x{}x{} {} {} {} | {} | commit {}\n", r.variant, r.backend, r.m,
-                       r.n, r.k, r.dtype, r.trans, r.layout, r.backend == "cuda" ? ctx.facts.name : std::string("host"), b.commit);
+                       r.n, r.k, types, r.trans, r.layout, r.backend == "cuda" ? ctx.facts.name : std::string("host"),
+                       b.commit);
     out += fmt::format("  technique: {}\n  config:    {}\n", r.technique, r.config);
     if (r.status != "ok") {
       out += fmt::format("  {}: {}\n", r.status, r.message);
@@ -555,7 +557,8 @@ json explain_json(const std::vector<Explanation>& list, const ExplainContext& ct
   json results = json::array();
   for (const Explanation& e : list) {
     const Record& r = e.record;
-    json item = {{"backend", r.backend}, {"variant", r.variant}, {"dtype", r.dtype}, {"technique", r.technique},
+    json item = {{"backend", r.backend}, {"variant", r.variant}, {"dtype", r.dtype}, {"out_dtype", r.out_dtype},
+                 {"technique", r.technique},
                  {"config", r.config},
                  {"m", r.m}, {"n", r.n}, {"k", r.k}, {"trans", r.trans}, {"layout", r.layout},
                  {"status", r.status}, {"message", r.message}, {"seed", r.seed}};

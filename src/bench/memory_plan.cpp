@@ -230,11 +230,11 @@ std::string format_bytes(std::uint64_t bytes) {
 
 OperandLayout operand_layout(const Options& o, const Shape& s) {
   const bool ta = o.op_a == Op::T, tb = o.op_b == Op::T;
-  const DType input = precision_for(o.dtype).value_or(Precision{}).input;
+  const Precision precision = precision_for(o.dtype, o.out_dtype).value_or(Precision{});
   OperandLayout l;
-  l.a = describe(ta ? s.k : s.m, ta ? s.m : s.k, o.layout, o.ld_padding, input);
-  l.b = describe(tb ? s.n : s.k, tb ? s.k : s.n, o.layout, o.ld_padding, input);
-  l.c = describe(s.m, s.n, o.layout, o.ld_padding, DType::F32);
+  l.a = describe(ta ? s.k : s.m, ta ? s.m : s.k, o.layout, o.ld_padding, precision.input);
+  l.b = describe(tb ? s.n : s.k, tb ? s.k : s.n, o.layout, o.ld_padding, precision.input);
+  l.c = describe(s.m, s.n, o.layout, o.ld_padding, precision.output);
   return l;
 }
 
@@ -285,22 +285,25 @@ MemoryPlan plan_shape(const Options& o, const Shape& shape, const std::vector<Va
   const OperandLayout l = operand_layout(o, shape);
   // Where the executor's buffers live: the CPU's are host memory too.
   std::vector<MemoryItem>& executor = target.backend == Backend::Cpu ? plan.host : plan.device;
-  // The harness keeps A and B on the host as float32 values, and 2-byte types encoded too;
-  // the executor's buffer holds the storage type.
+  // The harness keeps A, B and C on the host as float32 values, and 2-byte types encoded
+  // too; the executor's buffers hold the storage type.
+  const auto stored = [](const Matrix& x) { return mul(buffer_elements(x), storage_bytes(x.dtype)); };
+  const auto on_host = [&stored](const Matrix& x) {
+    return add(mul(buffer_elements(x), sizeof(float)), storage_bytes(x.dtype) == sizeof(float) ? 0 : stored(x));
+  };
   for (const auto& [name, x] : {std::pair{"A", l.a}, std::pair{"B", l.b}}) {
-    const std::uint64_t elements = buffer_elements(x);
-    const std::uint64_t stored = mul(elements, storage_bytes(x.dtype));
-    charge(plan.host, name, add(mul(elements, sizeof(float)), storage_bytes(x.dtype) == sizeof(float) ? 0 : stored));
-    charge(executor, name, stored);
+    charge(plan.host, name, on_host(x));
+    charge(executor, name, stored(x));
   }
   // C: its initial values on the host (the check's "before" and every verification run's
-  // start) with its padding's canaries, and the executor's buffer.
-  const std::uint64_t c_bytes = mul(buffer_elements(l.c), sizeof(float));
+  // start) with its padding's canaries, and the executor's buffer; the result comes back in
+  // the storage type and, decoded, as float32 values.
+  const std::uint64_t c_bytes = stored(l.c);
   const std::uint64_t canaries = mul(mul(u64(l.c.lines()), u64(l.c.ld - l.c.contiguous_extent())), sizeof(float));
-  charge(plan.host, "C", add(c_bytes, canaries));
+  charge(plan.host, "C", add(on_host(l.c), canaries));
   charge(executor, "C", c_bytes);
   if (o.time && !o.profile && o.beta != 0.0) charge(executor, "C's initial copy", c_bytes);
-  if (mode != VerifyMode::None) charge(plan.host, "C result", c_bytes);
+  if (mode != VerifyMode::None) charge(plan.host, "C result", on_host(l.c));
   if (target.backend == Backend::Cuda) charge(plan.device, "L2 flush buffer", target.flush_bytes);
   // Every rung's workspace stays allocated once made: this shape's, or a larger earlier one's.
   std::uint64_t workspace = 0;

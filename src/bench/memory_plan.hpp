@@ -36,7 +36,8 @@ inline constexpr std::uint64_t kHostAllowance = std::uint64_t{512} << 20;
 inline constexpr std::uint64_t kDeviceAllowance = std::uint64_t{256} << 20;
 
 // The three matrices of a shape as the harness lays them out: op and layout as `options`
-// say, every leading dimension padded by options.ld_padding, C in float32. data is null.
+// say, every leading dimension padded by options.ld_padding, A and B in the input type and C
+// in its storage type (--out-dtype). data is null.
 struct OperandLayout {
   Matrix a, b, c;
 };

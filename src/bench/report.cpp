@@ -29,8 +29,10 @@ std::string shorten(const std::string& text, std::size_t width) {
   return text.size() <= width ? text : text.substr(0, width - 3) + "...";
 }
 
+// The shape's line above its rungs; a C stored in other than float32 is said after the dtype.
 std::string shape_key(const Record& r) {
-  return fmt::format("{}x{}x{} {} {} {} alpha={} beta={} lda={} ldb={} ldc={} seed={}", r.m, r.n, r.k, r.dtype,
+  const std::string types = r.out_dtype == "f32" ? r.dtype : fmt::format("{} (C in {})", r.dtype, r.out_dtype);
+  return fmt::format("{}x{}x{} {} {} {} alpha={} beta={} lda={} ldb={} ldc={} seed={}", r.m, r.n, r.k, types,
                      r.trans, r.layout, r.alpha, r.beta, r.lda, r.ldb, r.ldc, r.seed);
 }
 
@@ -162,18 +164,18 @@ std::string utc_now() {
 
 std::string format_csv(const std::vector<Record>& records) {
   std::string out =
-      "backend,variant,configuration,dtype,anchor,threads,m,n,k,trans,layout,alpha,beta,lda,ldb,ldc,seed,status,"
-      "reps,median_ms,min_ms,max_ms,spread,gflops,anchor_variant,ratio_to_anchor,verified,"
+      "backend,variant,configuration,dtype,out_dtype,anchor,threads,m,n,k,trans,layout,alpha,beta,lda,ldb,ldc,seed,"
+      "status,reps,median_ms,min_ms,max_ms,spread,gflops,anchor_variant,ratio_to_anchor,verified,"
       "passed,rel_frobenius,max_abs_error,cgma,message\n";
   for (const Record& r : records) {
     std::string message = r.message;
     for (char& ch : message)
       if (ch == '"') ch = '\'';
     out += fmt::format(
-        "{},{},\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.4f},{:.3f},{},{},{},"
+        "{},{},\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.4f},{:.3f},{},{},{},"
         "{},{:.3e},{:.3e},{:.3f},\"{}\"\n",
-        r.backend, r.variant, r.config_name, r.dtype, r.anchor ? 1 : 0, r.threads, r.m, r.n, r.k, r.trans, r.layout, r.alpha,
-        r.beta, r.lda, r.ldb, r.ldc, r.seed, r.status, r.timing.reps, r.timing.median_ms,
+        r.backend, r.variant, r.config_name, r.dtype, r.out_dtype, r.anchor ? 1 : 0, r.threads, r.m, r.n, r.k, r.trans,
+        r.layout, r.alpha, r.beta, r.lda, r.ldb, r.ldc, r.seed, r.status, r.timing.reps, r.timing.median_ms,
         r.timing.min_ms, r.timing.max_ms, r.timing.spread, r.gflops, r.anchor_variant,
         r.ratio_to_anchor ? fmt::format("{:.4f}", *r.ratio_to_anchor) : "", r.verified ? 1 : 0,
         r.verified && r.verification.passed ? 1 : 0, r.verification.rel_frobenius,
@@ -250,6 +252,7 @@ nlohmann::json to_json(const std::vector<Record>& records, const RunContext& con
   };
   // Only the settings that applied to this run.
   json settings = {{"dtype", to_string(o.dtype)},
+                   {"out_dtype", to_string(o.out_dtype)},
                    {"trans", fmt::format("{}{}", to_string(o.op_a), to_string(o.op_b))},
                    {"layout", to_string(o.layout)},
                    {"alpha", o.alpha},
@@ -285,6 +288,7 @@ nlohmann::json to_json(const std::vector<Record>& records, const RunContext& con
         {"backend", r.backend},
         {"variant", r.variant},
         {"dtype", r.dtype},
+        {"out_dtype", r.out_dtype},
         {"technique", r.technique},
         {"config", r.config},
         {"configuration", r.config_name},

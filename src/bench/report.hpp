@@ -26,7 +26,9 @@ namespace gemmlab::bench {
 // verification.samples and verification.note for a sampled check; for the out-of-core job
 // ("command": "bench --out-of-core"), "host_link" and each result's "out_of_core"; for the
 // distributed job ("command": "bench --distributed"), "nccl_version", "peer_link", its settings
-// (gpus, devices, decompositions, placements, broadcast_ctas) and each result's "distributed".
+// (gpus, devices, decompositions, placements, broadcast_ctas) and each result's "distributed";
+// "out_dtype" (how C was stored: f32, or bf16 or f16 beside that dtype) in the settings and
+// every result, absent from older files, which stored C in f32.
 inline constexpr int kSchemaVersion = 3;
 
 struct RunContext {

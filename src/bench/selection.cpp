@@ -1,5 +1,5 @@
-// Which rungs a run takes: select_variants() (harness.hpp) from --variants, --dtype and
-// --config, with auto as a placeholder the harness resolves per shape.
+// Which rungs a run takes: select_variants() (harness.hpp) from --variants, --dtype,
+// --out-dtype and --config, with auto as a placeholder the harness resolves per shape.
 #include <fmt/format.h>
 
 #include "bench/harness.hpp"
@@ -10,13 +10,37 @@
 
 namespace gemmlab::bench {
 
+namespace {
+
+// "--dtype bf16", and " --out-dtype bf16" after it where C is not float32.
+std::string flags_text(DType dtype, DType output) {
+  std::string text = fmt::format("--dtype {}", to_string(dtype));
+  if (output != DType::F32) text += fmt::format(" --out-dtype {}", to_string(output));
+  return text;
+}
+
+}  // namespace
+
+Status check_dtypes(DType dtype, DType out_dtype) {
+  if (!precision_for(dtype))
+    return {StatusCode::InvalidValue,
+            fmt::format("--dtype {}: no rung computes in {} (f32, tf32, bf16 or f16)", to_string(dtype),
+                        to_string(dtype))};
+  if (output_allowed(dtype, out_dtype)) return Status::ok();
+  if (out_dtype == DType::BF16 || out_dtype == DType::F16)
+    return {StatusCode::InvalidValue,
+            fmt::format("--out-dtype {0} goes with --dtype {0} only (C is f32, or the 2-byte input type), not "
+                        "--dtype {1}",
+                        to_string(out_dtype), to_string(dtype))};
+  return {StatusCode::InvalidValue,
+          fmt::format("--out-dtype {}: C is stored in f32, or in the 2-byte input type (bf16 or f16)",
+                      to_string(out_dtype))};
+}
+
 Status select_variants(const Options& o, Backend backend, std::vector<Variant>& selected) {
   selected.clear();
-  const std::optional<Precision> precision = precision_for(o.dtype);
-  if (!precision)
-    return {StatusCode::InvalidValue,
-            fmt::format("--dtype {}: no rung computes in {} (f32, tf32, bf16 or f16)", to_string(o.dtype),
-                        to_string(o.dtype))};
+  GEMMLAB_TRY(check_dtypes(o.dtype, o.out_dtype));
+  const std::optional<Precision> precision = precision_for(o.dtype, o.out_dtype);
   if (o.variants.empty()) {
     if (!o.config.empty())
       return {StatusCode::InvalidValue,
@@ -27,8 +51,14 @@ Status select_variants(const Options& o, Backend backend, std::vector<Variant>& 
       if (v.precision() == *precision) selected.push_back(v);
     if (selected.empty() && !variants(backend).empty())
       return {StatusCode::InvalidValue,
-              fmt::format("--dtype {}: the {} backend has no {} variant (gemmlab list shows each variant's types)",
-                          to_string(o.dtype), to_string(backend), to_string(o.dtype))};
+              o.out_dtype == DType::F32
+                  ? fmt::format("--dtype {}: the {} backend has no {} variant (gemmlab list shows each variant's "
+                                "types)",
+                                to_string(o.dtype), to_string(backend), to_string(o.dtype))
+                  : fmt::format("{}: the {} backend has no variant of {} inputs with {} C (gemmlab list shows each "
+                                "variant's types)",
+                                flags_text(o.dtype, o.out_dtype), to_string(backend), to_string(o.dtype),
+                                to_string(o.out_dtype))};
     return Status::ok();
   }
   for (std::size_t i = 0; i < o.variants.size(); ++i) {
@@ -60,11 +90,17 @@ Status select_variants(const Options& o, Backend backend, std::vector<Variant>& 
               fmt::format("no {} variant named '{}' (gemmlab list shows them)", to_string(backend), name)};
     if (v->precision() != *precision) {
       const std::optional<DType> its = dtype_name(v->precision());
+      const std::string types = fmt::format("{} inputs, {} math, {} C", to_string(v->input), to_string(v->compute),
+                                            to_string(v->output));
+      const std::string run_it = its ? fmt::format(" (run it with {})", flags_text(*its, v->output)) : "";
+      if (its == o.dtype)  // the same inputs and math: C differs
+        return {StatusCode::InvalidValue,
+                fmt::format("variant '{}' stores C in {} ({}), not in {}{}", name, to_string(v->output), types,
+                            to_string(o.out_dtype), run_it)};
       return {StatusCode::InvalidValue,
-              fmt::format("variant '{}' computes {} ({} inputs, {} math), not --dtype {}{}", name,
-                          its ? to_string(*its) : "another precision", to_string(v->input),
-                          to_string(v->compute), to_string(o.dtype),
-                          its ? fmt::format(" (run it with --dtype {})", to_string(*its)) : "")};
+              fmt::format("variant '{}' computes {} ({}), not {}{}", name,
+                          its ? to_string(*its) : "another precision", types, flags_text(o.dtype, o.out_dtype),
+                          run_it)};
     }
     // Named, it must run: one this GPU or this build cannot run is a usage error saying why.
     // (Without any device, the executor says so.)

@@ -12,6 +12,7 @@
 #include "bench/distributed.hpp"
 #include "bench/explain.hpp"
 #include "bench/harness.hpp"
+#include "bench/host_operands.hpp"
 #include "bench/lab_report.hpp"
 #include "bench/out_of_core.hpp"
 #include "bench/report.hpp"
@@ -43,13 +44,29 @@ constexpr double kProgressInterval = 1.0;
 
 }  // namespace
 
-void add_dtype_option(CLI::App& c, std::string& dtype) {
-  std::vector<std::string> names;
+void add_dtype_option(CLI::App& c, std::string& dtype, std::string& out_dtype) {
+  std::vector<std::string> names, outputs;
   for (DType name : kDTypeNames) names.emplace_back(to_string(name));
+  for (DType output : kOutDTypeNames) outputs.emplace_back(to_string(output));
   c.add_option("--dtype", dtype,
                "Input type: f32 (default), tf32 (f32 storage, tensor-core math), bf16 or f16 (2-byte inputs, "
-               "f32 sums); C is f32. Runs the variants of that type and its anchor")
+               "f32 sums); C is f32 unless --out-dtype says otherwise. Runs the variants of that type and its anchor")
       ->check(CLI::IsMember(names));
+  c.add_option("--out-dtype", out_dtype,
+               "How C (and beta's C0) is stored: f32 (default), or with --dtype bf16 or f16 that type itself (the "
+               "f32 sums rounded once, as frameworks keep C)")
+      ->check(CLI::IsMember(outputs));
+}
+
+void apply_dtypes(const std::string& dtype, const std::string& out_dtype, bench::Options& o) {
+  o.dtype = *parse_dtype(dtype);  // CLI11 checked the names
+  o.out_dtype = *parse_dtype(out_dtype);
+  if (Status s = bench::check_dtypes(o.dtype, o.out_dtype); !s) throw UsageError{s.message()};
+}
+
+std::string types_text(const bench::Options& o) {
+  if (o.out_dtype == DType::F32) return std::string(to_string(o.dtype));
+  return fmt::format("{} (C in {})", to_string(o.dtype), to_string(o.out_dtype));
 }
 
 void check_selection(const bench::Options& o, Backend backend) {
@@ -117,7 +134,7 @@ void add_selection_options(CLI::App& c, SelectionArgs& a, bool timing_options) {
   };
   c.add_option("--backend", a.backend, "cpu, cuda or auto (cuda when a GPU is present)");
   CLI::Option* device = add_device_option(c, a.device);
-  add_dtype_option(c, a.dtype);
+  add_dtype_option(c, a.dtype, a.out_dtype);
   text("--variants", a.variants,
        "Comma-separated variant names within the backend; auto: the rung the library chooses for each problem");
   c.add_option("--config", a.config,
@@ -314,7 +331,7 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
   }
   parse_trans(args.trans, o.op_a, o.op_b);
   o.layout = *parse_layout(args.layout);
-  o.dtype = *parse_dtype(args.dtype);  // CLI11 checked the name
+  apply_dtypes(args.dtype, args.out_dtype, o);
   if (args.alpha) o.alpha = parse_scalar("--alpha", *args.alpha);
   if (args.beta) o.beta = parse_scalar("--beta", *args.beta);
   o.ld_padding = args.pad;
@@ -349,6 +366,9 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
   } else {
     apply_device_memory_limit(args.device_memory_limit, backend, o);
   }
+  if (args.out_of_core || distributed.requested())
+    if (Status s = bench::check_c_is_f32(o, args.out_of_core ? "--out-of-core" : distributed.flag()); !s)
+      throw UsageError{s.message()};
   if (args.out_of_core) return run_out_of_core_bench(args, o, backend, device_memory_share, seed_given);
   if (distributed.requested())
     return run_distributed_bench(args, o, seed_given, args.sizes || args.mnk || args.shapes);
@@ -375,7 +395,7 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
     std::string names;
     for (const Variant& v : selected) names += (names.empty() ? "" : ", ") + v.name;
     fmt::print("gemmlab {} would run on {}: {} {}{} {}: {} on {}{}\n", verify_only ? "verify" : "bench",
-               to_string(backend), to_string(o.dtype), to_string(o.op_a), to_string(o.op_b), to_string(o.layout),
+               to_string(backend), types_text(o), to_string(o.op_a), to_string(o.op_b), to_string(o.layout),
                names, shapes_text(o.shapes),
                args.output.empty() ? "" : fmt::format(", report to {}", args.output));
     bench::MemoryCheck memory;  // and what it would need, or why it would be refused

@@ -29,6 +29,7 @@ SelectionArgs bench_job(const ExplainArgs& args, std::int64_t size, int warmup) 
   job.backend = args.backend;
   job.device = args.device;
   job.dtype = args.dtype;
+  job.out_dtype = args.out_dtype;
   job.variants = args.variants;
   job.config = args.config;
   job.mnk = args.mnk.value_or(fmt::format("{0}x{0}x{0}", size));
@@ -53,7 +54,7 @@ void add_explain_options(CLI::App& c, ExplainArgs& a) {
   c.add_option("variant", a.variants, "Variant name(s) within the backend, comma-separated")->required();
   c.add_option("--backend", a.backend, "cpu, cuda or auto (cuda when a GPU is present)");
   add_device_option(c, a.device);
-  add_dtype_option(c, a.dtype);
+  add_dtype_option(c, a.dtype, a.out_dtype);
   c.add_option("--config", a.config, "Named configuration of the rung(s) (gemmlab list --configs shows them)");
   c.add_option_function<std::string>(
       "--mnk", [&a](const std::string& v) { a.mnk = v; },
@@ -121,7 +122,7 @@ int run_explain(const ExplainArgs& args) {
   }
   parse_trans(args.trans, o.op_a, o.op_b);
   o.layout = *parse_layout(args.layout);
-  o.dtype = *parse_dtype(args.dtype);  // CLI11 checked the name
+  apply_dtypes(args.dtype, args.out_dtype, o);
   const bool seed_given = args.seed.has_value();
   o.seed = seed_given ? parse_seed(*args.seed) : fresh_seed();
   o.verify = !args.no_verify;

@@ -1,4 +1,4 @@
-// gemmlab list: every registered variant with its technique and configuration; with
+// gemmlab list: every registered variant with its types, technique and configuration; with
 // --configs, the named configurations each rung can run (bench --config NAME). With a CUDA
 // device, whether each CUDA rung runs on it and, where not, why (what it needs of the GPU
 // against this GPU and the architectures this build carries code for).
@@ -29,13 +29,14 @@ int run_list(const std::string& backend, const std::string& format, bool with_co
     if (list.empty()) continue;
     // "runs here" only where it can be known: the CPU, or a CUDA device.
     const bool here_known = b == Backend::Cpu || cuda_device_present();
-    table += fmt::format("{:>4} {:<6} {:<22} {:<6} {:<6} {}{:<62} {}\n", "rung", "backend", "variant", "input",
-                         "math", here_known ? "runs here " : "", "technique", "config");
+    // C: how the rung stores C (--out-dtype), f32 but for the rungs that keep it in the input type.
+    table += fmt::format("{:>4} {:<6} {:<22} {:<6} {:<6} {:<5} {}{:<62} {}\n", "rung", "backend", "variant", "input",
+                         "math", "C", here_known ? "runs here " : "", "technique", "config");
     for (const Variant& v : list) {
       const std::string why_not = here_known ? unavailable_here(v) : std::string();
-      table += fmt::format("{:>4} {:<6} {:<22} {:<6} {:<6} {}{:<62} {}\n",
+      table += fmt::format("{:>4} {:<6} {:<22} {:<6} {:<6} {:<5} {}{:<62} {}\n",
                            v.rung > 0 ? fmt::format("{:02d}", v.rung) : "-", to_string(v.backend), v.name,
-                           to_string(v.input), to_string(v.compute),
+                           to_string(v.input), to_string(v.compute), to_string(v.output),
                            here_known ? fmt::format("{:<10}", why_not.empty() ? "yes" : "no") : "", v.technique,
                            v.config.to_string());
       if (!why_not.empty()) table += fmt::format("{:>11}   runs here: no, {}\n", "", why_not);

@@ -24,6 +24,7 @@ struct SelectionArgs {
   std::string backend = "auto";
   std::optional<int> device;  // --device: a CUDA ordinal (absent: 0)
   std::string dtype = "f32";  // --dtype: f32, tf32, bf16 or f16
+  std::string out_dtype = "f32";  // --out-dtype: f32, or bf16 or f16 with that --dtype
   std::optional<std::string> variants;
   std::string config;  // --config: a named configuration of the rungs in --variants
   std::optional<std::string> sizes;
@@ -66,6 +67,7 @@ struct ExplainArgs {
   std::string backend = "auto";
   std::optional<int> device;
   std::string dtype = "f32";
+  std::string out_dtype = "f32";
   std::optional<std::string> mnk;
   std::string trans = "NN";
   std::string layout = "row";
@@ -121,8 +123,14 @@ std::string shapes_text(const std::vector<bench::Shape>& shapes);
 void print_seed_line(std::uint64_t seed, const std::string& command_line, bool seed_given);
 // Progress lines on stderr: on a terminal (after the first seconds), or always with `forced`.
 std::function<void(const bench::Progress&)> progress_printer(bool forced);
-// --dtype on `command`, restricted to the names precision_for() knows.
-void add_dtype_option(CLI::App& command, std::string& dtype);
+// --dtype on `command`, restricted to the names precision_for() knows, and --out-dtype
+// (f32, bf16 or f16): which goes with which is checked by apply_dtypes.
+void add_dtype_option(CLI::App& command, std::string& dtype, std::string& out_dtype);
+// --dtype and --out-dtype into `options`: a UsageError naming both flags for a pair that
+// output_allowed() refuses.
+void apply_dtypes(const std::string& dtype, const std::string& out_dtype, bench::Options& options);
+// "bf16", or "bf16 (C in bf16)" where C is not float32: the types of a run, for people.
+std::string types_text(const bench::Options& options);
 // The variants `options` selects on `backend` exist and compute its dtype; otherwise a
 // UsageError naming the culprit (an unknown name, a variant of another dtype, a dtype
 // without variants on the backend).

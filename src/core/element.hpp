@@ -97,6 +97,37 @@ inline std::vector<std::byte> encode(std::span<const float> values, DType type) 
   return out;
 }
 
+// `type`'s storage (encode's bytes, or a device's) back to floats, into `out` (one float per
+// stored element: out.size() of them). Every bf16 and f16 value is a float exactly, NaN
+// included, so decode(encode(x)) is x bit for bit where x is representable (round_to_storage).
+inline void decode(std::span<const std::byte> stored, DType type, std::span<float> out) {
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::byte* src = stored.data() + i * storage_bytes(type);
+    switch (type) {
+      case DType::BF16: {
+        std::uint16_t bits;
+        std::memcpy(&bits, src, sizeof bits);
+        out[i] = bits_float(static_cast<std::uint32_t>(bits) << 16);
+        break;
+      }
+      case DType::F16: {
+        _Float16 half;
+        std::memcpy(&half, src, sizeof half);
+        out[i] = static_cast<float>(half);
+        break;
+      }
+      case DType::F32:
+      case DType::TF32: std::memcpy(&out[i], src, sizeof(float)); break;
+      case DType::F64: {
+        double wide;
+        std::memcpy(&wide, src, sizeof wide);
+        out[i] = static_cast<float>(wide);
+        break;
+      }
+    }
+  }
+}
+
 inline double load_element(const void* data, std::int64_t offset, DType type) {
   switch (type) {
     case DType::F32:

@@ -22,7 +22,9 @@ double Tolerance::bound(std::int64_t k, double magnitude, double reference) cons
   const double underflow_floor = static_cast<double>(k + 2) * std::numeric_limits<float>::min();
   const double operands = gamma_bound(2.0, input_u);
   const double sums = gamma_bound(terms_per_k * static_cast<double>(k) + 2.0, accumulate_u);
-  return (operands + sums + operands * sums) * magnitude + output_u * std::fabs(reference) + underflow_floor;
+  const double computed = (operands + sums + operands * sums) * magnitude;
+  const double stored = output_u * std::max(std::fabs(reference) + computed, output_min_normal);
+  return computed + stored + underflow_floor;
 }
 
 Tolerance tolerance_for(DType input, DType compute, DType output) {
@@ -35,7 +37,9 @@ Tolerance tolerance_for(DType input, DType compute, DType output) {
   // Operands narrower in the compute type than in storage are reduced on the way in.
   const double input_u =
       unit_roundoff(compute) > unit_roundoff(input) ? directed * unit_roundoff(compute) : 0.0;
-  return {input_u, directed * unit_roundoff(accumulate), unit_roundoff(output)};
+  Tolerance t{input_u, directed * unit_roundoff(accumulate), unit_roundoff(output)};
+  if (output == DType::F16) t.output_min_normal = 0x1p-14;
+  return t;
 }
 
 std::string Verification::summary() const {

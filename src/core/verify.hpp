@@ -25,6 +25,8 @@ double gamma_bound(double n, double u);
 // - tf32: float32 operands are reduced to tf32 by the hardware; the PTX ISA does not say
 //   how a float32 register is reduced, and truncation loses up to a whole tf32 ulp:
 //   input_u = 2 * 2^-11. bf16 and f16 operands are used exactly (their products fit float32).
+// - output: C stored in bf16 or f16 is the float32 sum rounded once to nearest (cvt.rn):
+//   output_u = 2^-8 or 2^-11, and for f16 its smallest normal, 2^-14.
 Tolerance tolerance_for(DType input, DType compute, DType output);
 
 struct Verification {
@@ -43,8 +45,8 @@ struct Verification {
   std::string summary() const;
 };
 
-// Compares `result` (the problem's C as the variant left it, copied to the host) with the
-// reference. `buffer_before` is C's buffer before the run: the elements between the
+// Compares `result` (the problem's C as the variant left it, copied to the host, as floats:
+// a 2-byte C decoded) with the reference. `buffer_before` is C's buffer before the run: the elements between the
 // contiguous extent and ld must be unchanged. `poisoned` says C held NaN before the run
 // (beta = 0), so any NaN left is an unwritten element. `tolerance`: the rung's own bound
 // (Variant::tolerance); absent, the one tolerance_for() gives the problem's types.

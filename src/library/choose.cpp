@@ -29,25 +29,31 @@ enum class When {
 
 struct Rule {
   Backend backend;
-  DType dtype;  // the --dtype name of the problem's precision
+  DType dtype;   // the --dtype name of the problem's precision
+  DType output;  // and how its C is stored (--out-dtype)
   std::string_view rung;
   When when;
 };
 
 // f32: 3xTF32 keeps float32 accuracy (its verified error is below SGEMM's) at 2.2x the SIMT
 // rate where the grid is full. tf32 has a rung on Hopper only; bf16/f16 fall back to
-// mma.sync on sm_80 and later.
+// mma.sync on sm_80 and later. bf16/f16 with C in the input type: the same ladder's rungs
+// that store 16-bit C, in the same order (wgmma_bf16 stores f32 C only).
 constexpr Rule kRules[] = {
-    {Backend::Cpu, DType::F32, "threaded", When::Always},
-    {Backend::Cpu, DType::F32, "packed_simd", When::Always},
-    {Backend::Cuda, DType::F32, "wgmma_3xtf32", When::ThirdOfAWaveOfWideTiles},
-    {Backend::Cuda, DType::F32, "pipelined", When::Always},
-    {Backend::Cuda, DType::TF32, "wgmma_ws_tf32", When::Always},
-    {Backend::Cuda, DType::BF16, "wgmma_bf16", When::FewRows},
-    {Backend::Cuda, DType::BF16, "wgmma_ws_bf16", When::Always},
-    {Backend::Cuda, DType::BF16, "mma_sync_bf16", When::Always},
-    {Backend::Cuda, DType::F16, "wgmma_ws_f16", When::Always},
-    {Backend::Cuda, DType::F16, "mma_sync_f16", When::Always},
+    {Backend::Cpu, DType::F32, DType::F32, "threaded", When::Always},
+    {Backend::Cpu, DType::F32, DType::F32, "packed_simd", When::Always},
+    {Backend::Cuda, DType::F32, DType::F32, "wgmma_3xtf32", When::ThirdOfAWaveOfWideTiles},
+    {Backend::Cuda, DType::F32, DType::F32, "pipelined", When::Always},
+    {Backend::Cuda, DType::TF32, DType::F32, "wgmma_ws_tf32", When::Always},
+    {Backend::Cuda, DType::BF16, DType::F32, "wgmma_bf16", When::FewRows},
+    {Backend::Cuda, DType::BF16, DType::F32, "wgmma_ws_bf16", When::Always},
+    {Backend::Cuda, DType::BF16, DType::F32, "mma_sync_bf16", When::Always},
+    {Backend::Cuda, DType::F16, DType::F32, "wgmma_ws_f16", When::Always},
+    {Backend::Cuda, DType::F16, DType::F32, "mma_sync_f16", When::Always},
+    {Backend::Cuda, DType::BF16, DType::BF16, "wgmma_ws_bf16_bf16", When::Always},
+    {Backend::Cuda, DType::BF16, DType::BF16, "mma_sync_bf16_bf16", When::Always},
+    {Backend::Cuda, DType::F16, DType::F16, "wgmma_ws_f16_f16", When::Always},
+    {Backend::Cuda, DType::F16, DType::F16, "mma_sync_f16_f16", When::Always},
 };
 
 bool holds(When when, const GemmProblem& problem) {
@@ -74,7 +80,9 @@ Status choose_auto(Backend backend, const GemmProblem& problem, Variant& out) {
                         to_string(precision.compute), to_string(precision.output))};
   std::string tried;
   for (const Rule& rule : kRules) {
-    if (rule.backend != backend || rule.dtype != *name || !holds(rule.when, problem)) continue;
+    if (rule.backend != backend || rule.dtype != *name || rule.output != precision.output ||
+        !holds(rule.when, problem))
+      continue;
     const Variant* v = find_variant(backend, rule.rung);
     if (!v) continue;  // not in this build
     Status why = check_runs_here(*v);
@@ -85,9 +93,11 @@ Status choose_auto(Backend backend, const GemmProblem& problem, Variant& out) {
     }
     tried += fmt::format("{}{}", tried.empty() ? "" : "; ", why.message());
   }
-  return {StatusCode::NotSupported,
-          fmt::format("auto: no {} rung of this build takes this {} problem here{}{}", to_string(backend),
-                      to_string(*name), tried.empty() ? "" : ": ", tried)};
+  const std::string types = precision.output == DType::F32
+                                ? std::string(to_string(*name))
+                                : fmt::format("{} (C in {})", to_string(*name), to_string(precision.output));
+  return {StatusCode::NotSupported, fmt::format("auto: no {} rung of this build takes this {} problem here{}{}",
+                                                to_string(backend), types, tried.empty() ? "" : ": ", tried)};
 }
 
 }  // namespace gemmlab

@@ -19,8 +19,8 @@ using nlohmann::json;
 
 // Every field a CSV row carries, in order.
 constexpr const char* kCsvHeader =
-    "backend,variant,configuration,dtype,anchor,threads,m,n,k,trans,layout,alpha,beta,lda,ldb,ldc,seed,status,reps,"
-    "median_ms,min_ms,max_ms,spread,gflops,anchor_variant,ratio_to_anchor,verified,passed,"
+    "backend,variant,configuration,dtype,out_dtype,anchor,threads,m,n,k,trans,layout,alpha,beta,lda,ldb,ldc,seed,"
+    "status,reps,median_ms,min_ms,max_ms,spread,gflops,anchor_variant,ratio_to_anchor,verified,passed,"
     "rel_frobenius,max_abs_error,cgma,message";
 // A verified float32 result agrees with the float64 reference to far more than half its
 // digits; rel_frobenius above sqrt(u) would mean the verdict is not worth its name.
@@ -67,6 +67,7 @@ TEST(CliBench, JsonCarriesEverythingAResultNeeds) {
 
   const json& settings = doc.at("settings");
   EXPECT_EQ(settings.at("dtype"), "f32");
+  EXPECT_EQ(settings.at("out_dtype"), "f32");
   EXPECT_EQ(settings.at("trans"), "NN");
   EXPECT_EQ(settings.at("layout"), "row");
   EXPECT_EQ(settings.at("alpha"), 1.0);
@@ -96,6 +97,7 @@ TEST(CliBench, JsonCarriesEverythingAResultNeeds) {
     EXPECT_EQ(r.at("backend"), "cpu");
     EXPECT_EQ(r.at("variant"), ladder[i]);
     EXPECT_EQ(r.at("dtype"), "f32");
+    EXPECT_EQ(r.at("out_dtype"), "f32");
     EXPECT_EQ(r.at("m"), kSize);
     EXPECT_EQ(r.at("n"), kSize);
     EXPECT_EQ(r.at("k"), kSize);
@@ -201,6 +203,7 @@ TEST(CliBench, CsvHasTheHeaderAndOneRowPerRunAndShape) {
     const std::string configuration = field("configuration");
     EXPECT_TRUE(configuration == "\"\"" || configuration == "\"auto\"") << configuration;
     EXPECT_EQ(field("dtype"), "f32");
+    EXPECT_EQ(field("out_dtype"), "f32");
     EXPECT_EQ(field("m"), size);
     EXPECT_EQ(field("k"), size);
     EXPECT_EQ(field("seed"), std::to_string(seed + shape));

@@ -1,5 +1,6 @@
 // Every CUDA rung of every --dtype (the f32 SIMT ladder, the tf32, bf16 and f16 tensor-core
-// rungs, each beside its anchor) against the float64 reference on awkward problems, on
+// rungs, each beside its anchor) and every --out-dtype it takes (C in float32, or in bf16 or
+// f16 beside inputs of that type) against the float64 reference on awkward problems, on
 // inputs rounded to the storage type. Label: gpu. Without a CUDA device (or in a build
 // without CUDA) every test reports itself skipped.
 #include <gtest/gtest.h>
@@ -35,15 +36,31 @@ const std::vector<bench::Shape> kAwkwardShapes = {
 
 struct Case {
   DType dtype;
+  DType out_dtype;  // C's storage
   Op op_a, op_b;
   Layout layout;
   double alpha, beta;
   std::int64_t pad;
 };
 
+// "bf16", or "bf16_bf16" where C is not float32 (as the rungs are named).
+std::string types_of(DType dtype, DType out_dtype) {
+  return out_dtype == DType::F32 ? std::string(to_string(dtype))
+                                 : fmt::format("{}_{}", to_string(dtype), to_string(out_dtype));
+}
+
 std::string describe(const Case& c) {
-  return fmt::format("{}_{}{}_{}_a{}_b{}_pad{}", to_string(c.dtype), to_string(c.op_a), to_string(c.op_b),
-                     to_string(c.layout), c.alpha, c.beta, c.pad);
+  return fmt::format("{}_{}{}_{}_a{}_b{}_pad{}", types_of(c.dtype, c.out_dtype), to_string(c.op_a),
+                     to_string(c.op_b), to_string(c.layout), c.alpha, c.beta, c.pad);
+}
+
+// Every (--dtype, --out-dtype) a run can ask for.
+std::vector<std::pair<DType, DType>> every_precision() {
+  std::vector<std::pair<DType, DType>> out;
+  for (DType dtype : kDTypeNames)
+    for (DType output : kOutDTypeNames)
+      if (output_allowed(dtype, output)) out.push_back({dtype, output});
+  return out;
 }
 
 // A tensor-core rung may refuse a layout its instructions cannot read (tf32 wgmma reads
@@ -71,10 +88,12 @@ void expect_all_pass(const std::vector<bench::Record>& records, const std::strin
   }
 }
 
-// How many CUDA variants run under --dtype `dtype` (its rungs and its anchor).
-std::size_t rungs_of(DType dtype) {
+// How many CUDA variants run under --dtype `dtype` --out-dtype `out_dtype` (its rungs and
+// its anchor).
+std::size_t rungs_of(DType dtype, DType out_dtype) {
+  const Precision precision = *precision_for(dtype, out_dtype);
   std::size_t count = 0;
-  for (const Variant& v : variants(Backend::Cuda)) count += v.precision() == *precision_for(dtype) ? 1 : 0;
+  for (const Variant& v : variants(Backend::Cuda)) count += v.precision() == precision ? 1 : 0;
   return count;
 }
 
@@ -85,6 +104,7 @@ TEST_P(CudaLadder, EveryRungMatchesTheReference) {
   const Case c = GetParam();
   bench::Options o;
   o.dtype = c.dtype;
+  o.out_dtype = c.out_dtype;
   o.shapes = kAwkwardShapes;
   o.op_a = c.op_a;
   o.op_b = c.op_b;
@@ -96,18 +116,18 @@ TEST_P(CudaLadder, EveryRungMatchesTheReference) {
   o.time = false;
   std::vector<bench::Record> records;
   ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
-  EXPECT_EQ(records.size(), kAwkwardShapes.size() * rungs_of(c.dtype));
+  EXPECT_EQ(records.size(), kAwkwardShapes.size() * rungs_of(c.dtype, c.out_dtype));
   expect_all_pass(records, describe(c));
 }
 
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
-  for (DType dtype : kDTypeNames)
+  for (const auto& [dtype, output] : every_precision())
     for (Op a : {Op::N, Op::T})
       for (Op b : {Op::N, Op::T})
         for (Layout l : {Layout::RowMajor, Layout::ColMajor}) {
-          cases.push_back({dtype, a, b, l, 1.0, 0.0, 0});   // beta = 0: C holds NaN, must not leak
-          cases.push_back({dtype, a, b, l, -1.5, 0.75, 3});  // ld > cols, alpha/beta in play
+          cases.push_back({dtype, output, a, b, l, 1.0, 0.0, 0});   // beta = 0: C holds NaN, must not leak
+          cases.push_back({dtype, output, a, b, l, -1.5, 0.75, 3});  // ld > cols, alpha/beta in play
         }
   return cases;
 }
@@ -145,9 +165,12 @@ TEST(CudaLadder, VectorPathsOnAlignedShapes) {
 // each tensor-core rung runs and passes on a shape whose rows are 16-byte aligned.
 TEST(CudaLadder, EveryTensorCoreRungRunsSomewhere) {
   REQUIRE_CUDA(ex);
-  for (DType dtype : {DType::TF32, DType::BF16, DType::F16}) {
+  for (const auto& [dtype, output] : every_precision()) {
+    if (dtype == DType::F32) continue;
+    const std::string types = types_of(dtype, output);
     bench::Options o;
     o.dtype = dtype;
+    o.out_dtype = output;
     o.shapes = {{136, 264, 72}};
     o.seed = fresh_seed();
     o.time = false;
@@ -160,34 +183,37 @@ TEST(CudaLadder, EveryTensorCoreRungRunsSomewhere) {
           o.layout = l;
           std::vector<bench::Record> records;
           ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
-          expect_all_pass(records, fmt::format("{} {}{} {}", to_string(dtype), to_string(a), to_string(b), to_string(l)));
+          expect_all_pass(records, fmt::format("{} {}{} {}", types, to_string(a), to_string(b), to_string(l)));
           for (const bench::Record& r : records) ran[r.variant] += r.status == "ok" && r.verification.passed;
         }
     for (const Variant& v : variants(Backend::Cuda)) {
-      if (v.precision() != *precision_for(dtype) || !unavailable_here(v).empty()) continue;
-      EXPECT_GT(ran[v.name], 0) << v.name << " (" << to_string(dtype) << ") ran on no layout";
+      if (v.precision() != *precision_for(dtype, output) || !unavailable_here(v).empty()) continue;
+      EXPECT_GT(ran[v.name], 0) << v.name << " (" << types << ") ran on no layout";
     }
   }
 }
 
-// k = 0 and alpha = 0: C <- beta * C through the library's scale path, A and B not read.
+// k = 0 and alpha = 0: C <- beta * C through the library's scale path, A and B not read; a
+// 16-bit C scaled and stored in its own type.
 TEST(CudaLadder, ScaleOnlyProblems) {
   REQUIRE_CUDA(ex);
-  for (DType dtype : kDTypeNames) {
+  for (const auto& [dtype, output] : every_precision()) {
+    const std::string types = types_of(dtype, output);
     bench::Options o;
     o.dtype = dtype;
+    o.out_dtype = output;
     o.shapes = {{37, 41, 0}, {64, 64, 0}};
     o.beta = 0.5;
     o.seed = fresh_seed();
     o.time = false;
     std::vector<bench::Record> records;
     ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
-    expect_all_pass(records, fmt::format("{} k=0", to_string(dtype)));
+    expect_all_pass(records, fmt::format("{} k=0", types));
     o.shapes = {{37, 41, 13}};
     o.alpha = 0.0;
     records.clear();
     ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
-    expect_all_pass(records, fmt::format("{} alpha=0", to_string(dtype)));
+    expect_all_pass(records, fmt::format("{} alpha=0", types));
   }
 }
 
@@ -275,22 +301,26 @@ TEST(CudaLadder, TimingLeavesOutTheHostsLaunchPath) {
 // The 2-byte tensor-core rungs take cp.async only where every row of A and B starts on a
 // 16-byte boundary (ld a multiple of 8 elements); these shapes have such rows (through
 // the padding) with ragged edges everywhere: m and n past a tile, k ending inside a
-// 16-byte chunk, k = 1. Each run must say it took that path, and agree with the reference.
+// 16-byte chunk, k = 1; C in float32 and in the input type. Each run must say it took that
+// path, and agree with the reference.
 TEST(CudaLadder, TensorCoreAsyncPathOnAlignedRows) {
   REQUIRE_CUDA(ex);
   // (shape, padding): the contiguous extent of each matrix plus the padding is a multiple
   // of 8 for every transposition and layout (131 + 5, 67 + 5; 129 + 7, 1 + 7; 256 + 0).
   const std::vector<std::pair<bench::Shape, std::int64_t>> problems = {
       {{131, 131, 67}, 5}, {{129, 129, 1}, 7}, {{256, 256, 256}, 0}, {{136, 264, 72}, 0}};
-  for (DType dtype : {DType::BF16, DType::F16})
+  for (const auto& [dtype, output] : every_precision())
     for (Op a : {Op::N, Op::T})
       for (Op b : {Op::N, Op::T})
         for (Layout l : {Layout::RowMajor, Layout::ColMajor})
           for (const auto& [shape, pad] : problems) {
-            const std::string context = fmt::format("{} {}{} {} {}x{}x{} pad {}", to_string(dtype), to_string(a),
-                                                    to_string(b), to_string(l), shape.m, shape.n, shape.k, pad);
+            if (storage_bytes(dtype) != 2) continue;
+            const std::string context = fmt::format("{} {}{} {} {}x{}x{} pad {}", types_of(dtype, output),
+                                                    to_string(a), to_string(b), to_string(l), shape.m, shape.n,
+                                                    shape.k, pad);
             bench::Options o;
             o.dtype = dtype;
+            o.out_dtype = output;
             o.shapes = {shape};
             o.op_a = a;
             o.op_b = b;
@@ -325,6 +355,7 @@ struct ConfigTable {
   DType dtype;
   bench::Shape aligned, unaligned;    // with `aligned_pad` every ld is a multiple of 16 bytes
   std::int64_t aligned_pad;
+  DType out_dtype = DType::F32;
 };
 
 void check_every_configuration(Executor& ex, const ConfigTable& table) {
@@ -348,6 +379,7 @@ void check_every_configuration(Executor& ex, const ConfigTable& table) {
         for (const auto& [shape, pad] : {std::pair{table.aligned, table.aligned_pad}, std::pair{table.unaligned, std::int64_t{0}}}) {
           bench::Options o;
           o.dtype = table.dtype;
+          o.out_dtype = table.out_dtype;
           o.variants = {table.variant};
           o.config = config;
           o.shapes = {shape};
@@ -376,7 +408,8 @@ TEST(CudaLadder, EveryPipelinedConfiguration) {
 // name asked for and every valid configuration; a stale name never runs.
 TEST(CudaLadder, UnknownConfigurationListsTheValidOnes) {
   REQUIRE_CUDA(ex);
-  for (const char* rung : {"pipelined", "mma_sync_bf16", "mma_sync_f16"}) {
+  for (const char* rung :
+       {"pipelined", "mma_sync_bf16", "mma_sync_f16", "mma_sync_bf16_bf16", "mma_sync_f16_f16"}) {
     const Variant* v = find_variant(Backend::Cuda, rung);
     ASSERT_NE(v, nullptr) << rung;
     Variant out;
@@ -386,7 +419,8 @@ TEST(CudaLadder, UnknownConfigurationListsTheValidOnes) {
     EXPECT_NE(s.message().find("256x256"), std::string::npos) << s.message();
     for (const NamedConfig& c : v->configs) EXPECT_NE(s.message().find(c.name), std::string::npos) << c.name;
     bench::Options o;
-    o.dtype = v->input;  // f32, bf16, f16: each rung's own --dtype
+    o.dtype = v->input;  // f32, bf16, f16: each rung's own --dtype and --out-dtype
+    o.out_dtype = v->output;
     o.variants = {rung};
     o.config = "256x256";
     o.shapes = {{64, 64, 64}};
@@ -441,21 +475,25 @@ TEST(CudaLadder, PipelinedTransposesAForWideNN) {
 TEST(CudaLadder, EveryMmaSyncConfiguration) {
   REQUIRE_CUDA(ex);
   check_every_configuration(*ex, {"mma_sync_bf16", DType::BF16, {296, 264, 136}, {301, 259, 67}, 8});
+  // Its 16-bit-C twin: the same configurations, an epilogue that rounds C to bf16.
+  check_every_configuration(*ex,
+                            {"mma_sync_bf16_bf16", DType::BF16, {296, 264, 136}, {301, 259, 67}, 8, DType::BF16});
 }
 
 // Large enough that every block of every rung is busy, and k long enough that rounding
 // errors accumulate: 4096^2 x 4096 against the float64 reference.
 TEST(CudaLadderLarge, Square4096) {
   REQUIRE_CUDA(ex);
-  for (DType dtype : kDTypeNames) {
+  for (const auto& [dtype, output] : every_precision()) {
     bench::Options o;
     o.dtype = dtype;
+    o.out_dtype = output;
     o.shapes = {{4096, 4096, 4096}};
     o.seed = fresh_seed();
     o.time = false;
     std::vector<bench::Record> records;
     ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
-    expect_all_pass(records, fmt::format("{} 4096", to_string(dtype)));
+    expect_all_pass(records, fmt::format("{} 4096", types_of(dtype, output)));
   }
 }
 

@@ -46,34 +46,38 @@ Tile tile_of(const Variant& v) {
   return {c.get("block_rows"), c.get("block_cols")};
 }
 
-// The rungs of one --dtype on one problem: run together, so they share its reference.
+// The rungs of one --dtype and --out-dtype on one problem: run together, so they share its
+// reference.
 struct Group {
   DType dtype;
+  DType out_dtype;
   bench::Shape shape;
   std::vector<std::string> rungs;
 };
 
 std::vector<Group> groups() {
-  std::map<std::pair<int, std::pair<std::int64_t, std::int64_t>>, Group> by_shape;
+  std::map<std::pair<std::pair<int, int>, std::pair<std::int64_t, std::int64_t>>, Group> by_shape;
   for (DType dtype : kDTypeNames)
-    for (const Variant& v : variants(Backend::Cuda)) {
-      if (v.anchor || v.precision() != *precision_for(dtype)) continue;
-      if (const std::string why = unavailable_here(v); !why.empty()) {
-        std::printf("SKIPPED: %s cannot run here: %s\n", v.name.c_str(), why.c_str());
-        continue;
+    for (DType output : kOutDTypeNames)
+      for (const Variant& v : variants(Backend::Cuda)) {
+        if (!output_allowed(dtype, output) || v.anchor || v.precision() != *precision_for(dtype, output)) continue;
+        if (const std::string why = unavailable_here(v); !why.empty()) {
+          std::printf("SKIPPED: %s cannot run here: %s\n", v.name.c_str(), why.c_str());
+          continue;
+        }
+        const Tile t = tile_of(v);
+        EXPECT_GT(t.rows, 0) << v.name << ": its configuration names no tile (BM/BN, TILE_WIDTH or block_rows/cols)";
+        EXPECT_GT(t.cols, 0) << v.name;
+        if (t.rows <= 0 || t.cols <= 0) continue;
+        for (const bench::Shape shape : {bench::Shape{kMaxGridY * t.rows + kRagged, kSmall, kSmall},
+                                         bench::Shape{kSmall, kMaxGridY * t.cols + kRagged, kSmall}}) {
+          Group& g = by_shape[{{static_cast<int>(dtype), static_cast<int>(output)}, {shape.m, shape.n}}];
+          g.dtype = dtype;
+          g.out_dtype = output;
+          g.shape = shape;
+          g.rungs.push_back(v.name);
+        }
       }
-      const Tile t = tile_of(v);
-      EXPECT_GT(t.rows, 0) << v.name << ": its configuration names no tile (BM/BN, TILE_WIDTH or block_rows/cols)";
-      EXPECT_GT(t.cols, 0) << v.name;
-      if (t.rows <= 0 || t.cols <= 0) continue;
-      for (const bench::Shape shape : {bench::Shape{kMaxGridY * t.rows + kRagged, kSmall, kSmall},
-                                       bench::Shape{kSmall, kMaxGridY * t.cols + kRagged, kSmall}}) {
-        Group& g = by_shape[{static_cast<int>(dtype), {shape.m, shape.n}}];
-        g.dtype = dtype;
-        g.shape = shape;
-        g.rungs.push_back(v.name);
-      }
-    }
   std::vector<Group> out;
   for (auto& [key, g] : by_shape) out.push_back(std::move(g));
   return out;
@@ -84,6 +88,7 @@ std::vector<Group> groups() {
 bool run_group(Executor& ex, const Group& g, bool transposed) {
   bench::Options o;
   o.dtype = g.dtype;
+  o.out_dtype = g.out_dtype;
   o.variants = g.rungs;
   o.shapes = {g.shape};
   o.op_a = o.op_b = transposed ? Op::T : Op::N;  // A moved by rows of lda or by elements; B alike
@@ -91,8 +96,8 @@ bool run_group(Executor& ex, const Group& g, bool transposed) {
   o.beta = transposed ? 0.75 : 0.0;  // 0: C holds NaN, every element must be written
   o.seed = fresh_seed();
   o.time = false;
-  const std::string context = fmt::format("{} {}x{}x{} {}", to_string(g.dtype), g.shape.m, g.shape.n, g.shape.k,
-                                          transposed ? "TT" : "NN");
+  const std::string context = fmt::format("{} (C in {}) {}x{}x{} {}", to_string(g.dtype), to_string(g.out_dtype),
+                                          g.shape.m, g.shape.n, g.shape.k, transposed ? "TT" : "NN");
   std::vector<bench::Record> records;
   const Status status = bench::run(o, ex, records);
   EXPECT_TRUE(status.is_ok()) << context << ": " << status.describe();

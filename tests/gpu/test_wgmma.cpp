@@ -103,7 +103,7 @@ GemmProblem problem_of(const Variant& variant, const Case& c) {
   const DType in = variant.input;
   p.a = c.op_a == Op::N ? shaped(c.m, c.k, c.layout, in, c.pad) : shaped(c.k, c.m, c.layout, in, c.pad);
   p.b = c.op_b == Op::N ? shaped(c.k, c.n, c.layout, in, c.pad) : shaped(c.n, c.k, c.layout, in, c.pad);
-  p.c = shaped(c.m, c.n, c.layout, DType::F32, c.pad);
+  p.c = shaped(c.m, c.n, c.layout, variant.output, c.pad);
   return p;
 }
 
@@ -126,11 +126,13 @@ bool check_case(const Variant& variant, const Case& c, std::uint64_t seed, bool 
   };
   std::vector<unsigned char> a = random_operand(host.a), b = random_operand(host.b);
   std::vector<float> c0(static_cast<std::size_t>(host.c.span_elements()));
-  // beta = 0: C holds NaN, which must neither leak nor survive.
-  for (auto& x : c0) x = c.beta == 0.0 ? std::numeric_limits<float>::quiet_NaN() : dist(rng);
+  // beta = 0: C holds NaN, which must neither leak nor survive. C in its storage type (float,
+  // or the 2-byte input type).
+  for (auto& x : c0) x = c.beta == 0.0 ? std::numeric_limits<float>::quiet_NaN() : round_to_storage(dist(rng), host.c.dtype);
+  const std::vector<std::byte> c0_stored = encode(c0, host.c.dtype);
   host.a.data = a.data();
   host.b.data = b.data();
-  host.c.data = c0.data();
+  host.c.data = const_cast<std::byte*>(c0_stored.data());
   EXPECT_TRUE(validate(host).is_ok());
   ReferenceResult ref;
   if (!reference_gemm(host, ref).is_ok()) {
@@ -138,10 +140,10 @@ bool check_case(const Variant& variant, const Case& c, std::uint64_t seed, bool 
     return false;
   }
 
-  DeviceArray da(a.size()), db(b.size()), dc(c0.size() * 4);
+  DeviceArray da(a.size()), db(b.size()), dc(c0_stored.size());
   EXPECT_EQ(cudaMemcpy(da.p, a.data(), a.size(), cudaMemcpyHostToDevice), cudaSuccess);
   EXPECT_EQ(cudaMemcpy(db.p, b.data(), b.size(), cudaMemcpyHostToDevice), cudaSuccess);
-  EXPECT_EQ(cudaMemcpy(dc.p, c0.data(), c0.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(dc.p, c0_stored.data(), c0_stored.size(), cudaMemcpyHostToDevice), cudaSuccess);
   GemmProblem dev = host;
   dev.a.data = da.p;
   dev.b.data = db.p;
@@ -156,12 +158,16 @@ bool check_case(const Variant& variant, const Case& c, std::uint64_t seed, bool 
   const Status ran = gemm(testing::cuda_context(), dev, variant);  // prepare() (padded copies), then run()
   EXPECT_TRUE(ran.is_ok()) << ran.describe();
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  std::vector<float> got(c0.size());
-  EXPECT_EQ(cudaMemcpy(got.data(), dc.p, got.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+  std::vector<std::byte> got_stored(c0_stored.size());
+  EXPECT_EQ(cudaMemcpy(got_stored.data(), dc.p, got_stored.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  std::vector<double> got(c0.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    got[i] = load_element(got_stored.data(), static_cast<std::int64_t>(i), host.c.dtype);
 
   // The rung's own bound where it has one (3xTF32), else its types': bf16 products are
-  // exact in f32, tf32 math reduces each f32 input, the tensor cores' adders truncate.
-  const Tolerance tolerance = variant.tolerance.value_or(tolerance_for(variant.input, variant.compute, DType::F32));
+  // exact in f32, tf32 math reduces each f32 input, the tensor cores' adders truncate, a
+  // 2-byte C rounds the result once more.
+  const Tolerance tolerance = variant.tolerance.value_or(tolerance_for(variant.input, variant.compute, variant.output));
   std::int64_t bad = 0, unwritten = 0;
   for (std::int64_t i = 0; i < c.m; ++i)
     for (std::int64_t j = 0; j < c.n; ++j) {
@@ -181,7 +187,7 @@ bool check_case(const Variant& variant, const Case& c, std::uint64_t seed, bool 
   for (std::int64_t line = 0; line < host.c.lines(); ++line)
     for (std::int64_t e = host.c.contiguous_extent(); e < host.c.ld && line * host.c.ld + e < static_cast<std::int64_t>(got.size()); ++e) {
       const std::size_t at = static_cast<std::size_t>(line * host.c.ld + e);
-      const bool same = std::isnan(c0[at]) ? std::isnan(got[at]) : got[at] == c0[at];
+      const bool same = std::isnan(c0[at]) ? std::isnan(got[at]) : got[at] == static_cast<double>(c0[at]);
       if (!same) {
         ADD_FAILURE() << "C's padding was written at line " << line << ", element " << e;
         return true;
@@ -208,9 +214,14 @@ const std::vector<std::int64_t> kShapes[] = {
     {130, 250, 321}, {64, 600, 577},  // K from one stage to many times round the ring
 };
 
-// The 2-byte wgmma rungs: the plain bf16 pipeline and the warp-specialised one for bf16 and f16.
+// The 2-byte wgmma rungs: the plain bf16 pipeline and the warp-specialised one for bf16 and
+// f16, with float C and with C in the input type.
 std::vector<Variant> two_byte_rungs() {
-  return {cuda::wgmma_bf16_variant(), cuda::wgmma_ws_variant(DType::BF16), cuda::wgmma_ws_variant(DType::F16)};
+  return {cuda::wgmma_bf16_variant(),
+          cuda::wgmma_ws_variant(DType::BF16),
+          cuda::wgmma_ws_variant(DType::F16),
+          cuda::wgmma_ws_variant(DType::BF16, DType::BF16),
+          cuda::wgmma_ws_variant(DType::F16, DType::F16)};
 }
 
 TEST(Wgmma, Bf16EveryShapeTranspositionAndLayout) {
@@ -322,6 +333,7 @@ TEST(Wgmma, ConfigurationsAreNamedOnTheVariant) {
   const std::pair<Variant, std::vector<std::string>> rungs[] = {
       {cuda::wgmma_ws_variant(DType::BF16), {"auto", "blocks", "clusters", "stream_k"}},
       {cuda::wgmma_ws_variant(DType::F16), {"auto", "blocks", "clusters", "stream_k"}},
+      {cuda::wgmma_ws_variant(DType::BF16, DType::BF16), {"auto", "blocks", "clusters", "stream_k"}},
       {cuda::wgmma_ws_tf32_variant(), {"auto", "blocks", "clusters", "stream_k"}},
       {cuda::wgmma_3xtf32_variant(), {"auto", "blocks"}},
   };
@@ -336,6 +348,7 @@ TEST(Wgmma, ConfigurationsAreNamedOnTheVariant) {
       ASSERT_TRUE(configure(v, names[i], bound).is_ok()) << names[i];
       EXPECT_EQ(bound.config_name, names[i]);
       EXPECT_EQ(bound.name, v.name);
+      EXPECT_EQ(bound.precision(), v.precision());  // a configured 16-bit-C rung keeps its C
       EXPECT_EQ(bound.configs.size(), names.size());
       EXPECT_TRUE(bound.run && bound.prepare && bound.kernel_info && bound.can_implement && bound.configure);
     }
@@ -434,7 +447,7 @@ TEST(Wgmma, EachConfigurationNamesItsForm) {
   const std::int64_t clusters = sms / 2;
   const Case leftover{256, (clusters + clusters / 2) * 256, 785, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0};
   for (const Variant& rung : {cuda::wgmma_ws_variant(DType::BF16), cuda::wgmma_ws_variant(DType::F16),
-                              cuda::wgmma_ws_tf32_variant()}) {
+                              cuda::wgmma_ws_variant(DType::F16, DType::F16), cuda::wgmma_ws_tf32_variant()}) {
     SCOPED_TRACE(rung.name);
     const std::string blocks = kernel_name_for(configured(rung, "blocks"), leftover);
     EXPECT_NE(blocks.find("(no clusters, "), std::string::npos) << blocks;
@@ -469,10 +482,18 @@ TEST(Wgmma, StreamKTailGivesTheSameSums) {
   const std::int64_t clusters = sms / 2;  // one block per SM, clusters of two along M
   std::uint64_t seed = fresh_seed();
   const Variant bf16 = configured(cuda::wgmma_ws_variant(DType::BF16), "stream_k");
+  const Variant bf16_c = configured(cuda::wgmma_ws_variant(DType::BF16, DType::BF16), "stream_k");
   const Variant tf32 = configured(cuda::wgmma_ws_tf32_variant(), "stream_k");
   const std::int64_t n_rounds = (clusters + clusters / 2) * 256;  // units of 2 x 128 rows by 256 columns
   const std::vector<std::pair<const Variant*, Case>> cases = {
       {&bf16, {256, n_rounds, 785, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}},
+      // A bf16 C: the partials stay float32, the last piece rounds the sum once.
+      {&bf16_c, {256, n_rounds, 785, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}},
+      {&bf16_c, {384, (clusters / 2 + 17) * 256 - 96, 520, Op::T, Op::N, Layout::RowMajor, -0.5, 1.5, 8}},
+      // Fewer units than clusters, too few K steps for all: spread over fewer clusters.
+      {&bf16, {1000, 1000, 1000, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}},
+      {&bf16_c, {1000, 1000, 1000, Op::T, Op::T, Layout::ColMajor, 0.5, 2.0, 0}},
+      {&tf32, {1000, 1000, 1000, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}},
       {&bf16, {384, (clusters / 2 + 17) * 256 - 100, 520, Op::T, Op::N, Layout::ColMajor, -0.5, 1.5, 4}},
       {&tf32, {256, n_rounds, 389, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}},
       // tf32 with A in registers: row-major NN runs as C^T = B^T A^T (B^T's K strided), TT
@@ -496,6 +517,7 @@ TEST(Wgmma, StreamKTailGivesTheSameSums) {
   // Rows of C TMA cannot address (pad 3): clusters, warp-stored, whole rounds.
   check_form(&bf16, {384, (clusters / 2 + 17) * 256 - 100, 520, Op::T, Op::N, Layout::ColMajor, -0.5, 1.5, 3}, false);
   check_form(&tf32, {256, n_rounds, 389, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 3}, false);
+  check_form(&bf16_c, {256, n_rounds, 300, Op::N, Op::N, Layout::RowMajor, 2.0, -1.0, 3}, false);
 }
 
 // The default ("auto"): the tail where stream_k::tail_pays says so for the clusters this

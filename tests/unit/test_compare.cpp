@@ -93,5 +93,33 @@ TEST(Summarise, KeepsTheSamplesInTheirOrder) {
   EXPECT_DOUBLE_EQ(t.max_ms, 3.0);
 }
 
+// A rung of one dtype with C stored two ways is two rows (auto's name is the same for both);
+// a file from before --out-dtype stored C in f32.
+TEST(CompareRuns, CStoredAnotherWayIsAnotherRow) {
+  const auto result = [](const char* out_dtype, double median_ms) {
+    nlohmann::json r = {{"backend", "cuda"}, {"variant", "auto"}, {"dtype", "bf16"}, {"m", 64}, {"n", 64},
+                        {"k", 64},           {"trans", "NN"},     {"layout", "row"}, {"status", "ok"},
+                        {"time_ms", {{"median", median_ms}, {"spread", 0.01}, {"reps", 10}}}};
+    if (out_dtype) r["out_dtype"] = out_dtype;
+    return r;
+  };
+  const auto run = [](nlohmann::json results) {
+    return nlohmann::json{{"tool", "gemmlab"}, {"command", "bench"}, {"results", std::move(results)}};
+  };
+  const nlohmann::json before = run({result(nullptr, 1.0), result("bf16", 2.0)});
+  const nlohmann::json after = run({result("f32", 1.0), result("bf16", 2.0)});
+  CompareReport report;
+  ASSERT_TRUE(compare_runs(before, after, {}, report).is_ok());
+  ASSERT_EQ(report.rows.size(), 2u);
+  EXPECT_EQ(report.rows[0].out_dtype, "f32");
+  EXPECT_EQ(report.rows[1].out_dtype, "bf16");
+  for (const Comparison& c : report.rows) {
+    EXPECT_TRUE(c.before && c.after) << c.out_dtype << ": both runs have it";
+    EXPECT_EQ(c.verdict, Verdict::Same) << c.out_dtype;
+  }
+  EXPECT_NE(format_compare_table(report, "a", "b").find(" bf16_bf16 "), std::string::npos);
+  EXPECT_EQ(compare_json(report, "a", "b").at("rows")[1].at("out_dtype"), "bf16");
+}
+
 }  // namespace
 }  // namespace gemmlab::bench

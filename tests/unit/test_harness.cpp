@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bench/harness.hpp"
+#include "bench/host_operands.hpp"
 #include "core/executor.hpp"
 #include "cpu/ladder/openblas.hpp"
 #include "gemmlab/registry.hpp"
@@ -147,6 +148,28 @@ TEST(Harness, UnknownVariantIsInvalidValue) {
   EXPECT_EQ(s.code(), StatusCode::InvalidValue);
   EXPECT_TRUE(contains(s.message(), "'no_such_rung'"));
   EXPECT_TRUE(records.empty());
+}
+
+// A 16-bit C the CPU cannot compute is refused before anything is allocated, naming both
+// flags; the jobs on host operands keep C in float32 and say so.
+TEST(Harness, HalfPrecisionCIsRefusedWhereNoRungStoresIt) {
+  Options o = quick_options(gemmlab::testing::Seeds().next());
+  o.dtype = o.out_dtype = DType::BF16;
+  const auto executor = make_cpu_executor();
+  std::vector<Record> records;
+  Status s = run(o, *executor, records);
+  EXPECT_EQ(s.code(), StatusCode::InvalidValue);
+  EXPECT_TRUE(contains(s.message(), "--dtype bf16 --out-dtype bf16")) << s.message();
+  o.dtype = DType::F32;
+  s = run(o, *executor, records);
+  EXPECT_TRUE(contains(s.message(), "--out-dtype bf16 goes with --dtype bf16 only")) << s.message();
+  EXPECT_TRUE(records.empty());
+  o.dtype = DType::BF16;
+  s = check_c_is_f32(o, "--out-of-core");
+  EXPECT_EQ(s.code(), StatusCode::InvalidValue);
+  EXPECT_TRUE(contains(s.message(), "--out-of-core keeps C in float32")) << s.message();
+  o.out_dtype = DType::F32;
+  EXPECT_TRUE(check_c_is_f32(o, "--out-of-core").is_ok());
 }
 
 Record timed_record(const std::string& variant, bool anchor, int threads, std::int64_t size,

@@ -90,6 +90,33 @@ TEST(MemoryPlan, CudaShapeSplitsHostAndDevice) {
   EXPECT_EQ(bytes_of(plan.host, "float64 reference"), (2 * 20000 + 30000 + 60000) * kF64);
 }
 
+// --out-dtype bf16: C lives in 2 bytes on the device (its buffer and its initial copy), and on
+// the host as float32 values beside its encoding, as A and B do; the result comes back encoded
+// and is decoded. The padding's canaries are float32 values either way.
+TEST(MemoryPlan, HalfPrecisionCCountsItsStorageSize) {
+  Options o = options_for({{100, 200, 300}});
+  o.dtype = o.out_dtype = DType::BF16;
+  o.beta = 0.5;
+  o.ld_padding = 2;  // C: 100 rows of 202
+  const OperandLayout l = operand_layout(o, o.shapes[0]);
+  EXPECT_EQ(l.c.dtype, DType::BF16);
+  EXPECT_EQ(l.a.dtype, DType::BF16);
+  const MemoryPlan plan = plan_shape(o, o.shapes[0], {}, cuda_target(), VerifyMode::Full);
+  constexpr std::uint64_t kC = 100 * 202, kCanaries = 100 * 2;
+  EXPECT_EQ(bytes_of(plan.device, "C"), kC * kBf16);
+  EXPECT_EQ(bytes_of(plan.device, "C's initial copy"), kC * kBf16);
+  EXPECT_EQ(bytes_of(plan.host, "C"), kC * (kF32 + kBf16) + kCanaries * kF32);
+  EXPECT_EQ(bytes_of(plan.host, "C result"), kC * (kF32 + kBf16));
+  // f16 alike; the CPU backend's buffer is host memory, joined to the harness's copy.
+  o.dtype = o.out_dtype = DType::F16;
+  const MemoryPlan on_cpu = plan_shape(o, o.shapes[0], {}, cpu_target(), VerifyMode::Full);
+  EXPECT_EQ(bytes_of(on_cpu.host, "C"), kC * (kF32 + kBf16) + kCanaries * kF32 + kC * kBf16);
+  // C in float32 beside bf16 inputs, as before.
+  o.dtype = DType::BF16;
+  o.out_dtype = DType::F32;
+  EXPECT_EQ(bytes_of(plan_shape(o, o.shapes[0], {}, cuda_target(), VerifyMode::Full).device, "C"), kC * kF32);
+}
+
 TEST(MemoryPlan, LeadingDimensionsAndTranspositionsCount) {
   Options o = options_for({{100, 200, 300}});
   o.ld_padding = 3;

@@ -1,8 +1,11 @@
-// The dtype plumbing on the CPU: --dtype names and the precision each stands for, rounding
-// to bf16, tf32 and f16 (checked against an independent nearest-value search), storage
-// encoding, the tolerance a tensor-core result is held to (emulated on the host, worst
-// case), and which variants a dtype selects.
+// The dtype plumbing on the CPU: --dtype and --out-dtype names and the precision each pair
+// stands for, rounding to bf16, tf32 and f16 (checked against an independent nearest-value
+// search), storage encoding and decoding, the tolerance a tensor-core result is held to
+// (emulated on the host, worst case; C in float32 or rounded to its 16-bit type), and which
+// variants a precision selects.
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 
 #include <cmath>
 #include <cstdint>
@@ -30,7 +33,7 @@ TEST(DType, EveryNameParsesAndStandsForItsPrecision) {
     EXPECT_EQ(parse_dtype(to_string(name)), name);
     const std::optional<Precision> p = precision_for(name);
     ASSERT_TRUE(p.has_value()) << to_string(name);
-    EXPECT_EQ(p->output, DType::F32) << "C is float32 for every dtype";
+    EXPECT_EQ(p->output, DType::F32) << "C is float32 unless --out-dtype says otherwise";
     EXPECT_EQ(dtype_name(*p), name);
   }
   EXPECT_EQ(*precision_for(DType::F32), (Precision{DType::F32, DType::F32, DType::F32}));
@@ -40,6 +43,33 @@ TEST(DType, EveryNameParsesAndStandsForItsPrecision) {
   EXPECT_FALSE(precision_for(DType::F64).has_value());
   EXPECT_FALSE(parse_dtype("fp8").has_value());
   EXPECT_FALSE(dtype_name({DType::BF16, DType::BF16, DType::F32}).has_value());
+}
+
+// --out-dtype: C in float32 for every name, or in the 2-byte input type itself; each allowed
+// pair's precision finds its --dtype name again, whatever its output.
+TEST(DType, COfAHalfTypeGoesWithInputsOfThatTypeOnly) {
+  const DType outputs[] = {DType::F32, DType::TF32, DType::BF16, DType::F16, DType::F64};
+  for (const DType name : kDTypeNames)
+    for (const DType output : outputs) {
+      SCOPED_TRACE(fmt::format("--dtype {} --out-dtype {}", to_string(name), to_string(output)));
+      const bool allowed = output == DType::F32 || (output == name && storage_bytes(name) == 2);
+      EXPECT_EQ(output_allowed(name, output), allowed);
+      const std::optional<Precision> p = precision_for(name, output);
+      ASSERT_EQ(p.has_value(), allowed);
+      if (!allowed) continue;
+      EXPECT_EQ(p->output, output);
+      EXPECT_EQ(p->input, precision_for(name)->input) << "the output changes only C";
+      EXPECT_EQ(p->compute, precision_for(name)->compute) << "the output changes only C";
+      EXPECT_EQ(dtype_name(*p), name);
+    }
+  EXPECT_EQ(*precision_for(DType::BF16, DType::BF16), (Precision{DType::BF16, DType::F32, DType::BF16}));
+  EXPECT_EQ(*precision_for(DType::F16, DType::F16), (Precision{DType::F16, DType::F32, DType::F16}));
+  // tf32 is stored as float32: its C is float32 only.
+  EXPECT_FALSE(precision_for(DType::TF32, DType::BF16).has_value());
+  EXPECT_FALSE(precision_for(DType::F64, DType::F32).has_value());
+  // A precision no name stands for, whatever its output.
+  EXPECT_FALSE(dtype_name({DType::BF16, DType::F32, DType::F16}).has_value());
+  EXPECT_FALSE(dtype_name({DType::F32, DType::F32, DType::BF16}).has_value());
 }
 
 // The nearest value with `bits` significand bits (the leading one included), ties to the
@@ -138,6 +168,32 @@ TEST(Rounding, EncodedStorageReadsBackTheRoundedValues) {
   }
 }
 
+// A result comes back from the device in C's storage and is decoded to floats: the values
+// stored, bit for bit (signed zeros, infinities, subnormals of f16; NaN stays NaN), so the
+// padding's canaries compare bitwise after the trip.
+TEST(Rounding, DecodeGivesBackTheStoredValuesBitForBit) {
+  testing::Seeds seeds;
+  const std::uint64_t seed = seeds.next();
+  SCOPED_TRACE(seeds.describe(seed));
+  for (const DType type : {DType::F32, DType::TF32, DType::BF16, DType::F16}) {
+    std::vector<float> values = random_floats(seed, 1000);
+    for (const float special : {0.0f, -0.0f, 0x1p-20f, -0x1p-24f, 65504.0f, std::numeric_limits<float>::infinity(),
+                                -std::numeric_limits<float>::infinity()})
+      values.push_back(special);
+    for (float& v : values) v = round_to_storage(v, type);
+    values.push_back(std::numeric_limits<float>::quiet_NaN());
+    const std::vector<std::byte> stored = encode(values, type);
+    std::vector<float> decoded(values.size(), 1.0f);
+    decode(stored, type, decoded);
+    for (std::size_t i = 0; i + 1 < values.size(); ++i)
+      ASSERT_EQ(float_bits(decoded[i]), float_bits(values[i])) << to_string(type) << " element " << i << ": "
+                                                               << std::hexfloat << values[i];
+    EXPECT_TRUE(std::isnan(decoded.back())) << to_string(type);
+    // And back: decoding and encoding again changes no stored bit.
+    EXPECT_EQ(encode(decoded, type), stored) << to_string(type);
+  }
+}
+
 // ---- tolerance against an emulated worst-case tensor core --------------------------------
 
 // x rounded toward zero to float32: what an adder that truncates keeps.
@@ -230,6 +286,69 @@ TEST(TensorCoreTolerance, Bf16ResultPassesAndAMissingProductFails) {
   EXPECT_EQ(v.worst_col, wj);
 }
 
+// The next value of `type` after x (representable in it, finite), away from zero: the first
+// float that rounds to something else, rounded.
+float next_stored(float x, DType type) {
+  const float away = std::copysign(std::numeric_limits<float>::infinity(), x);
+  float up = x;
+  while (round_to_storage(up, type) == x) up = std::nextafter(up, away);
+  return round_to_storage(up, type);
+}
+
+// C stored in bf16 or f16 (--out-dtype), beta's C0 read as stored: the float32 sums of a
+// truncating tensor core rounded once to C's type pass that type's tolerance, and would fail
+// float32's; the same result a few of C's ulps off at one element fails.
+TEST(TensorCoreTolerance, HalfPrecisionCRoundedOncePassesAndAFewUlpsOffFails) {
+  constexpr int kUlpsOff = 4;
+  testing::Seeds seeds;
+  const std::uint64_t seed = seeds.next();
+  SCOPED_TRACE(seeds.describe(seed));
+  for (const DType type : {DType::BF16, DType::F16}) {
+    SCOPED_TRACE(to_string(type));
+    testing::HostProblem hp = testing::make_host_problem(tolerance_spec(seed));
+    // A, B and C0 as stored in the 2-byte type: the reference reads exactly those values.
+    for (testing::HostMatrix* x : {&hp.a, &hp.b, &hp.c})
+      for (float& v : x->storage) v = round_to_storage(v, type);
+    hp.c_before = hp.c.storage;
+    ReferenceResult reference;
+    ASSERT_TRUE(testing::host_reference(hp, reference).is_ok());
+    std::vector<float> result = emulate(hp, [](float x) { return x; });
+    const GemmProblem& p = hp.problem;
+    for (std::int64_t i = 0; i < p.m; ++i)
+      for (std::int64_t j = 0; j < p.n; ++j) {
+        float& c = result[static_cast<std::size_t>(p.c.offset(i, j))];
+        c = round_to_storage(c, type);
+      }
+    // What verify() sees of such a problem: its types (the data above already is in them).
+    hp.problem.a.dtype = hp.problem.b.dtype = hp.problem.c.dtype = type;
+    Verification v = testing::verify_result(hp, result, reference);
+    EXPECT_TRUE(v.passed) << v.summary();
+    if (type == DType::BF16) {  // (f16's rounding may hide under the sums' own bound)
+      hp.problem.c.dtype = DType::F32;
+      EXPECT_FALSE(testing::verify_result(hp, result, reference).passed) << "a bf16 C should not pass as float32";
+      hp.problem.c.dtype = type;
+    }
+
+    // A few of C's ulps off where they stand out most from the sums' own bound: at the
+    // element whose reference is largest beside its magnitude.
+    std::int64_t wi = 0, wj = 0;
+    double best = -1;
+    for (std::int64_t i = 0; i < p.m; ++i)
+      for (std::int64_t j = 0; j < p.n; ++j) {
+        const auto idx = static_cast<std::size_t>(i * p.n + j);
+        const double share = std::fabs(reference.value[idx]) / reference.magnitude[idx];
+        if (share > best) best = share, wi = i, wj = j;
+      }
+    float& planted = result[static_cast<std::size_t>(p.c.offset(wi, wj))];
+    for (int ulp = 0; ulp < kUlpsOff; ++ulp) planted = next_stored(planted, type);
+    v = testing::verify_result(hp, result, reference);
+    EXPECT_FALSE(v.passed);
+    EXPECT_EQ(v.failures, 1);
+    EXPECT_EQ(v.worst_row, wi);
+    EXPECT_EQ(v.worst_col, wj);
+  }
+}
+
 // ---- selection by dtype -----------------------------------------------------------------------
 
 TEST(DTypeSelection, F32SelectsTheWholeCpuLadderAndNothingElseSelectsOnTheCpu) {
@@ -248,6 +367,36 @@ TEST(DTypeSelection, F32SelectsTheWholeCpuLadderAndNothingElseSelectsOnTheCpu) {
   EXPECT_EQ(bench::select_variants(o, Backend::Cpu, selected).code(), StatusCode::InvalidValue);
 }
 
+// --out-dtype: a pair output_allowed() refuses is a bad selection naming both flags, before
+// any backend is asked; an allowed pair no CPU rung computes names the pair and the backend.
+TEST(DTypeSelection, AnOutDTypeTheDTypeDoesNotTakeIsABadSelection) {
+  bench::Options o;
+  std::vector<Variant> selected;
+  o.out_dtype = DType::BF16;
+  for (const Backend backend : {Backend::Cpu, Backend::Cuda}) {
+    const Status s = bench::select_variants(o, backend, selected);
+    EXPECT_EQ(s.code(), StatusCode::InvalidValue);
+    EXPECT_EQ(s.message(),
+              "--out-dtype bf16 goes with --dtype bf16 only (C is f32, or the 2-byte input type), not --dtype f32");
+  }
+  o.dtype = DType::F16;
+  EXPECT_TRUE(contains(bench::select_variants(o, Backend::Cpu, selected).message(), "not --dtype f16"));
+  o.dtype = DType::TF32;
+  EXPECT_TRUE(contains(bench::select_variants(o, Backend::Cpu, selected).message(), "not --dtype tf32"));
+  o.out_dtype = DType::TF32;
+  EXPECT_TRUE(contains(bench::select_variants(o, Backend::Cpu, selected).message(), "--out-dtype tf32: C is stored"));
+  EXPECT_TRUE(bench::check_dtypes(DType::BF16, DType::BF16).is_ok());
+  EXPECT_TRUE(bench::check_dtypes(DType::TF32, DType::F32).is_ok());
+  for (const DType type : {DType::BF16, DType::F16}) {
+    o.dtype = o.out_dtype = type;
+    const Status s = bench::select_variants(o, Backend::Cpu, selected);
+    EXPECT_EQ(s.code(), StatusCode::InvalidValue);
+    EXPECT_EQ(s.message(), fmt::format("--dtype {0} --out-dtype {0}: the cpu backend has no variant of {0} inputs with "
+                                       "{0} C (gemmlab list shows each variant's types)",
+                                       to_string(type)));
+  }
+}
+
 TEST(DTypeSelection, ANamedVariantOfAnotherDTypeIsABadSelection) {
   if (!cuda_built()) GTEST_SKIP() << "SKIPPED: this build has no CUDA variants to select";
   bench::Options o;
@@ -264,34 +413,83 @@ TEST(DTypeSelection, ANamedVariantOfAnotherDTypeIsABadSelection) {
   EXPECT_EQ(selected.size(), 2u);
 }
 
-// Each dtype runs its own rungs beside exactly one anchor of its own, and the f32 run is
-// the SIMT ladder it always was.
+// The same inputs and math with C of another type: the message says how to run it.
+TEST(DTypeSelection, ANamedVariantOfAnotherCIsABadSelection) {
+  if (!cuda_built()) GTEST_SKIP() << "SKIPPED: this build has no CUDA variants to select";
+  bench::Options o;
+  o.dtype = DType::BF16;
+  o.variants = {"mma_sync_bf16_bf16"};
+  std::vector<Variant> selected;
+  Status s = bench::select_variants(o, Backend::Cuda, selected);
+  EXPECT_EQ(s.code(), StatusCode::InvalidValue);
+  EXPECT_EQ(s.message(), "variant 'mma_sync_bf16_bf16' stores C in bf16 (bf16 inputs, f32 math, bf16 C), not in f32 "
+                         "(run it with --dtype bf16 --out-dtype bf16)");
+  o.out_dtype = DType::BF16;
+  o.variants = {"mma_sync_bf16"};
+  s = bench::select_variants(o, Backend::Cuda, selected);
+  EXPECT_EQ(s.message(), "variant 'mma_sync_bf16' stores C in f32 (bf16 inputs, f32 math, f32 C), not in bf16 "
+                         "(run it with --dtype bf16)");
+  o.variants = {"mma_sync_f16_f16"};
+  s = bench::select_variants(o, Backend::Cuda, selected);
+  EXPECT_TRUE(contains(s.message(), "computes f16 (f16 inputs, f32 math, f16 C), not --dtype bf16 --out-dtype bf16 "
+                                    "(run it with --dtype f16 --out-dtype f16)"))
+      << s.message();
+  o.variants = {"mma_sync_bf16_bf16", "cublas_bf16_bf16", "auto"};  // (sm_80 and later: they run on any GPU here)
+  ASSERT_TRUE(bench::select_variants(o, Backend::Cuda, selected).is_ok());
+  ASSERT_EQ(selected.size(), 3u);
+  EXPECT_EQ(selected.back().precision(), (Precision{DType::BF16, DType::F32, DType::BF16})) << "auto's placeholder";
+}
+
+// Each dtype, and each C type it takes, runs its own rungs beside exactly one anchor of its
+// own, and the f32 run is the SIMT ladder it always was. The registry is there in a CUDA
+// build without a GPU: selection reads it, nothing runs.
 TEST(DTypeSelection, EveryDTypeOnCudaHasItsRungsAndOneAnchor) {
   if (!cuda_built()) GTEST_SKIP() << "SKIPPED: this build has no CUDA variants to select";
-  const std::set<std::string> expected_anchor = {"cublas_sgemm", "cublas_tf32", "cublas_bf16", "cublas_f16"};
+  const std::set<std::string> expected_anchor = {"cublas_sgemm", "cublas_tf32",      "cublas_bf16",
+                                                 "cublas_f16",   "cublas_bf16_bf16", "cublas_f16_f16"};
   std::set<std::string> seen;
   std::size_t total = 0;
-  for (const DType name : kDTypeNames) {
-    bench::Options o;
-    o.dtype = name;
-    std::vector<Variant> selected;
-    ASSERT_TRUE(bench::select_variants(o, Backend::Cuda, selected).is_ok()) << to_string(name);
-    int anchors = 0;
-    for (const Variant& selected_variant : selected) {
-      const Variant* v = &selected_variant;
-      EXPECT_EQ(v->precision(), *precision_for(name)) << v->name;
-      EXPECT_TRUE(seen.insert(v->name).second) << v->name << " selected by two dtypes";
-      if (v->anchor) {
-        ++anchors;
-        EXPECT_TRUE(expected_anchor.count(v->name)) << v->name;
+  for (const DType name : kDTypeNames)
+    for (const DType output : kOutDTypeNames) {
+      if (!output_allowed(name, output)) continue;
+      SCOPED_TRACE(fmt::format("--dtype {} --out-dtype {}", to_string(name), to_string(output)));
+      bench::Options o;
+      o.dtype = name;
+      o.out_dtype = output;
+      std::vector<Variant> selected;
+      ASSERT_TRUE(bench::select_variants(o, Backend::Cuda, selected).is_ok());
+      int anchors = 0;
+      for (const Variant& v : selected) {
+        EXPECT_EQ(v.precision(), *precision_for(name, output)) << v.name;
+        EXPECT_TRUE(seen.insert(v.name).second) << v.name << " selected by two precisions";
+        if (v.anchor) {
+          ++anchors;
+          EXPECT_TRUE(expected_anchor.count(v.name)) << v.name;
+        }
       }
+      EXPECT_EQ(anchors, 1);
+      total += selected.size();
     }
-    EXPECT_EQ(anchors, 1) << to_string(name);
-    total += selected.size();
-  }
-  EXPECT_EQ(total, variants(Backend::Cuda).size()) << "every CUDA variant answers to one --dtype";
-  EXPECT_TRUE(seen.count("mma_sync_bf16"));
-  EXPECT_TRUE(seen.count("pipelined"));
+  EXPECT_EQ(total, variants(Backend::Cuda).size()) << "every CUDA variant answers to one --dtype and --out-dtype";
+  for (const char* name : {"mma_sync_bf16", "pipelined", "mma_sync_bf16_bf16", "mma_sync_f16_f16",
+                           "wgmma_ws_bf16_bf16", "wgmma_ws_f16_f16"})
+    EXPECT_TRUE(seen.count(name)) << name;
+}
+
+// --dtype bf16 --out-dtype bf16 selects exactly the variants of {bf16, f32, bf16}.
+TEST(DTypeSelection, Bf16WithBf16CSelectsExactlyItsPrecision) {
+  if (!cuda_built()) GTEST_SKIP() << "SKIPPED: this build has no CUDA variants to select";
+  bench::Options o;
+  o.dtype = o.out_dtype = DType::BF16;
+  std::vector<Variant> selected;
+  ASSERT_TRUE(bench::select_variants(o, Backend::Cuda, selected).is_ok());
+  std::set<std::string> names, expected;
+  for (const Variant& v : selected) names.insert(v.name);
+  for (const Variant& v : variants(Backend::Cuda))
+    if (v.precision() == Precision{DType::BF16, DType::F32, DType::BF16}) expected.insert(v.name);
+  EXPECT_EQ(names, expected);
+  EXPECT_TRUE(names.count("cublas_bf16_bf16"));
+  EXPECT_FALSE(names.count("wgmma_bf16")) << "rung 12 stores f32 C only";
 }
 
 // ratio_to_anchor: against the anchor of the record's own dtype, even where anchors of
@@ -318,6 +516,15 @@ TEST(DTypeSelection, RatiosAreAgainstTheAnchorOfTheSameDType) {
   EXPECT_DOUBLE_EQ(*records[1].ratio_to_anchor, 0.8);
   EXPECT_EQ(records[3].anchor_variant, "cublas_bf16");
   EXPECT_DOUBLE_EQ(*records[3].ratio_to_anchor, 0.5);
+
+  // Of one dtype, the anchor that stores C as the rung does.
+  records.push_back(record("cublas_bf16_bf16", "bf16", true, 0.75));
+  records.push_back(record("mma_sync_bf16_bf16", "bf16", false, 1.5));
+  records[4].out_dtype = records[5].out_dtype = "bf16";
+  bench::attach_anchor_ratios(records);
+  EXPECT_EQ(records[3].anchor_variant, "cublas_bf16");
+  EXPECT_EQ(records[5].anchor_variant, "cublas_bf16_bf16");
+  EXPECT_DOUBLE_EQ(*records[5].ratio_to_anchor, 0.5);
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ TEST(SubGrid, OrdinaryProblemsLaunchOnceAsTheyAre) {
       // The one sub-problem is the problem itself, field for field.
       std::vector<float> a(1), b(1), c(1);
       const RowMajorGemm g{m, n, k, true, false, a.data(), 7, b.data(), 9, c.data(), 11, 1.5, -0.25};
-      EXPECT_TRUE(fields(sub_problem(g, s, 0, 0, 0, sizeof(float))) == fields(g));
+      EXPECT_TRUE(fields(sub_problem(g, s, 0, 0, 0, sizeof(float), sizeof(float))) == fields(g));
     }
 }
 
@@ -166,7 +166,7 @@ TEST(SubGrid, SubProblemsComputeTheProblem) {
           ASSERT_GT(s.parts_n, 1);
           std::vector<int> writes(c.size(), 0);
           std::int64_t launched = 0;
-          const Status status = for_each_sub_grid(g, l, sizeof(float), [&](const RowMajorGemm& sub) {
+          const Status status = for_each_sub_grid(g, l, sizeof(float), sizeof(float), [&](const RowMajorGemm& sub) {
             EXPECT_LE(tiles(sub.m, l.tile_m), l.max_tiles_m);
             EXPECT_LE(tiles(sub.n, l.tile_n), l.max_tiles_n);
             EXPECT_LE(tiles(sub.m, l.tile_m) * tiles(sub.n, l.tile_n), l.max_blocks);
@@ -200,7 +200,7 @@ TEST(SubGrid, FirstFailureStops) {
   const RowMajorGemm g{100, 10, 1, false, false, a.data(), 1, b.data(), 10, c.data(), 10, 1.0, 0.0};
   const GridLimits l{.tile_m = 10, .tile_n = 10, .max_tiles_m = 1, .max_tiles_n = 1};
   int calls = 0;
-  const Status s = for_each_sub_grid(g, l, sizeof(float), [&](const RowMajorGemm&) {
+  const Status s = for_each_sub_grid(g, l, sizeof(float), sizeof(float), [&](const RowMajorGemm&) {
     return ++calls == 3 ? Status{StatusCode::InternalError, "third"} : Status::ok();
   });
   EXPECT_EQ(s.code(), StatusCode::InternalError);

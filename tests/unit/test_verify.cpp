@@ -2,6 +2,7 @@
 // unwritten element and a write into the ld padding; the tolerance follows gamma(n, u).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/element.hpp"
 #include "core/verify.hpp"
 #include "support/assertions.hpp"
 #include "support/host_problem.hpp"
@@ -204,6 +206,18 @@ TEST(Tolerance, UnitRoundoffsFollowThePrecision) {
     EXPECT_EQ(t.input_u, 0.0) << to_string(input);
     EXPECT_EQ(t.accumulate_u, 0x1p-23) << to_string(input);
   }
+  // C stored in bf16 or f16: the sums rounded once more, to C's type; f16's smallest normal.
+  for (const DType output : {DType::BF16, DType::F16}) {
+    const Tolerance t = tolerance_for(output, DType::F32, output);
+    EXPECT_EQ(t.input_u, 0.0) << to_string(output);
+    EXPECT_EQ(t.accumulate_u, 0x1p-23) << to_string(output);
+    EXPECT_EQ(t.output_u, unit_roundoff(output)) << to_string(output);
+  }
+  EXPECT_EQ(tolerance_for(DType::BF16, DType::F32, DType::BF16).output_u, 0x1p-8);
+  EXPECT_EQ(tolerance_for(DType::F16, DType::F32, DType::F16).output_u, 0x1p-11);
+  EXPECT_EQ(tolerance_for(DType::BF16, DType::F32, DType::BF16).output_min_normal, 0x1p-126);
+  EXPECT_EQ(tolerance_for(DType::F16, DType::F32, DType::F16).output_min_normal, 0x1p-14);
+  EXPECT_EQ(f32.output_min_normal, 0x1p-126);
   // Every --dtype name has a tolerance from its precision.
   for (const DType name : kDTypeNames) {
     const Precision p = *precision_for(name);
@@ -220,8 +234,9 @@ TEST(Tolerance, BoundIsGammaOfKPlusTwoTimesMagnitudePlusOutputRounding) {
     const double floor = tol.bound(k, 0.0, 0.0);  // what remains for a zero result
     EXPECT_GT(floor, 0.0);
     EXPECT_LT(floor, tol.bound(k, magnitude, reference) * kF32);
-    EXPECT_DOUBLE_EQ(tol.bound(k, magnitude, reference) - floor,
-                     gamma_bound(static_cast<double>(k + 2), kF32) * magnitude + kF32 * std::fabs(reference));
+    // C's rounding is of the value stored, |reference| plus the sums' error at most.
+    const double sums = gamma_bound(static_cast<double>(k + 2), kF32) * magnitude;
+    EXPECT_DOUBLE_EQ(tol.bound(k, magnitude, reference) - floor, sums + kF32 * (std::fabs(reference) + sums));
   }
   EXPECT_LT(tol.bound(10, 1.0, 1.0), tol.bound(1000, 1.0, 1.0));
   EXPECT_LT(tol.bound(10, 1.0, 1.0), tol.bound(10, 2.0, 1.0));
@@ -237,10 +252,40 @@ TEST(Tolerance, ReducedOperandsMultiplyTheAccumulationBound) {
     const double magnitude = 5.0, reference = 1.5;
     const double g2 = gamma_bound(2.0, 0x1p-10), gk = gamma_bound(static_cast<double>(k + 2), 0x1p-23);
     const double floor = tf32.bound(k, 0.0, 0.0);
-    const double expected = ((1 + g2) * (1 + gk) - 1) * magnitude + 0x1p-24 * std::fabs(reference);
+    const double computed = ((1 + g2) * (1 + gk) - 1) * magnitude;
+    const double expected = computed + 0x1p-24 * (std::fabs(reference) + computed);
     EXPECT_NEAR(tf32.bound(k, magnitude, reference) - floor, expected, 1e-12 * expected);  // summed in another order
     // Meaningful at every k a GEMM here runs: far below the magnitude itself.
     EXPECT_LT(tf32.bound(k, magnitude, reference), 0.01 * magnitude);
+  }
+}
+
+// A C stored in 16 bits is held to its own rounding, to nearest: half an ulp of the value,
+// and below f16's smallest normal half the subnormals' spacing (2^-25), where the relative
+// bound alone would fail a correctly rounded result. Without that floor, one does fail.
+TEST(Tolerance, HalfPrecisionCIsHeldToHalfAnUlpOfItsType) {
+  testing::Seeds seeds;
+  const std::uint64_t seed = seeds.next();
+  SCOPED_TRACE(seeds.describe(seed));
+  std::mt19937_64 engine(seed);
+  std::uniform_real_distribution<double> exponent(-30.0, 15.0);  // f16's subnormals to near its largest
+  std::uniform_int_distribution<int> sign(0, 1);
+  for (const DType type : {DType::BF16, DType::F16}) {
+    const Tolerance tol = tolerance_for(type, DType::F32, type);
+    Tolerance no_floor = tol;
+    no_floor.output_min_normal = 0x1p-126;
+    bool subnormal_needs_floor = false;
+    for (int i = 0; i < 20000; ++i) {
+      // An exact result (no sums' error: magnitude 0, k 0) stored in `type`.
+      const float exact = static_cast<float>((sign(engine) ? -1.0 : 1.0) * std::exp2(exponent(engine)));
+      const double stored = round_to_storage(exact, type);
+      const double error = std::fabs(stored - static_cast<double>(exact));
+      const double floor = tol.bound(0, 0.0, 0.0) - tol.output_u * tol.output_min_normal;  // (k + 2) float minima
+      ASSERT_LE(error, tol.bound(0, 0.0, exact) - floor) << to_string(type) << std::hexfloat << " " << exact;
+      ASSERT_LE(error, tol.output_u * std::max(std::fabs(static_cast<double>(exact)), tol.output_min_normal));
+      if (error > no_floor.bound(0, 0.0, exact)) subnormal_needs_floor = true;
+    }
+    EXPECT_EQ(subnormal_needs_floor, type == DType::F16) << to_string(type);
   }
 }
 

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -20,12 +22,15 @@
 namespace gemmlab::cuda::hopper {
 
 // The element types: storage bytes, the k of one wgmma, the tensor-map element, whether
-// wgmma can read the operand MN-major (16-bit types only), and the MMA itself.
-template <TmaElement Tma>
+// wgmma can read the operand MN-major (16-bit types only), the MMA itself, and how C is
+// stored (Output: float, or for the 16-bit types the input type itself, into which the
+// epilogue rounds alpha * acc + beta * C once).
+template <TmaElement Tma, class Out = float>
 struct SixteenBitOperand {
   static constexpr int kBytes = 2, kMmaK = 16;
   static constexpr TmaElement kTma = Tma;
   static constexpr bool kMnMajor = true;
+  using Output = Out;
   template <int MnMajorA, int MnMajorB>
   __device__ static void mma(float (&d)[128], std::uint64_t a, std::uint64_t b, int scale_d) {
     if constexpr (Tma == TmaElement::BF16) arch::wgmma_m64n256k16_bf16<MnMajorA, MnMajorB>(d, a, b, scale_d);
@@ -34,10 +39,13 @@ struct SixteenBitOperand {
 };
 using Bf16Operand = SixteenBitOperand<TmaElement::BF16>;
 using F16Operand = SixteenBitOperand<TmaElement::F16>;
+using Bf16OperandBf16C = SixteenBitOperand<TmaElement::BF16, __nv_bfloat16>;
+using F16OperandF16C = SixteenBitOperand<TmaElement::F16, __half>;
 struct Tf32Operand {  // float32 in memory; the tensor cores use its top 19 bits
   static constexpr int kBytes = 4, kMmaK = 8;
   static constexpr TmaElement kTma = TmaElement::F32;
   static constexpr bool kMnMajor = false;
+  using Output = float;
   template <int MnMajorA, int MnMajorB>
   __device__ static void mma(float (&d)[128], std::uint64_t a, std::uint64_t b, int scale_d) {
     static_assert(MnMajorA == 0 && MnMajorB == 0, "tf32 wgmma reads K-major operands only");
@@ -56,9 +64,11 @@ constexpr int kABytes = kBM * kRowBytes;  // 16 KiB
 constexpr int kBBytes = kBN * kRowBytes;  // 32 KiB
 constexpr int kStageBytes = kABytes + kBBytes;
 constexpr int kAtomBytes = 1024;          // 8 rows x 128 bytes: the swizzle atom
-// The epilogue through shared memory: each consumer warpgroup stages its 64 rows of C 32
-// columns (128 bytes) at a time, in two swizzled buffers it alternates between.
-constexpr int kEpilogueCols = kRowBytes / static_cast<int>(sizeof(float));
+// The epilogue through shared memory: each consumer warpgroup stages its 64 rows of C 128
+// bytes at a time (32 float columns, 64 of a 2-byte C), in two swizzled buffers it
+// alternates between.
+template <class Out>
+constexpr int kEpilogueCols = kRowBytes / static_cast<int>(sizeof(Out));
 constexpr int kEpilogueRows = kBM / kConsumers;
 constexpr int kEpilogueBufferBytes = kEpilogueRows * kRowBytes;  // 8 KiB
 constexpr int kEpilogueBuffers = 2;
@@ -91,9 +101,10 @@ constexpr int kMnBlockBytes = kBK<Tf32Operand> * kRowBytes;  // 4 KiB
 static_assert(kBM / kMnBlock * kMnBlockBytes == kABytes, "the blocks fill the A tile");
 constexpr int kFragmentRegs = 4 * kKSteps<Tf32Operand>;  // a stage's A fragments: 4 per wgmma step
 
-// C as the epilogue writes it, and which of the kept store paths it takes (form_of).
+// C as the epilogue writes it (in the element type's Output), and which of the kept store
+// paths it takes (form_of).
 struct Epilogue {
-  float* c;
+  void* c;
   long long ldc;
   int m, n;
   float alpha, beta;

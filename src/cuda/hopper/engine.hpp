@@ -33,7 +33,7 @@ Setup setup(const GemmProblem& p, const Options& o) {
   Setup s;
   s.g = kernel_problem<E>(canonicalize(p), Split, s.c_transposed);
   s.plan = make_plan<E>(s.g, Split);
-  s.form = form_of(s.g, o, Split, ceil_div(s.g.k, kBK<E>), a_in_registers<E>(s.g, Split), s.c_transposed);
+  s.form = form_of<typename E::Output>(s.g, o, Split, ceil_div(s.g.k, kBK<E>), a_in_registers<E>(s.g, Split), s.c_transposed);
   return s;
 }
 
@@ -62,10 +62,17 @@ Status run(const GemmProblem& p, const Options& o, RunContext& context) {
   GEMMLAB_TRY(encode_tensor_map(tma_a<E>(view), "A", args.map_a));
   GEMMLAB_TRY(encode_tensor_map(tma_b<E>(view, s.form.cluster_m), "B", args.map_b));
   if (s.form.tma_epilogue)
-    GEMMLAB_TRY(encode_tensor_map(s.c_transposed ? tma_c_transposed(g) : tma_c(g), "C", args.map_c));
-  args.e = {static_cast<float*>(g.c),       g.ldc,           static_cast<int>(g.m),
-            static_cast<int>(g.n),          static_cast<float>(g.alpha), static_cast<float>(g.beta),
-            s.form.tma_epilogue,            s.c_transposed,  s.form.warp_epilogue};
+    GEMMLAB_TRY(encode_tensor_map(s.c_transposed ? tma_c_transposed(g) : tma_c<typename E::Output>(g), "C",
+                                  args.map_c));
+  args.e = {g.c,
+            g.ldc,
+            static_cast<int>(g.m),
+            static_cast<int>(g.n),
+            static_cast<float>(g.alpha),
+            static_cast<float>(g.beta),
+            s.form.tma_epilogue,
+            s.c_transposed,
+            s.form.warp_epilogue};
   return with_instantiation<E, Split>(s.form, g.trans_a, g.trans_b, [&](auto instance) -> Status {
     return launch<E, decltype(instance)>(g, context, args, w.tail);
   });

@@ -9,6 +9,8 @@
 //    the chunks the staged forms cannot write (a chunk straddling C's last column).
 // Measured on an H100 (bf16 NN, 4096^3 / 8192^3, ratio to cuBLAS in the same run): epilogue
 // from registers 0.94 / 0.97; TMA epilogue 0.96 / 1.00.
+// C is stored as Out (the element type's Output): float, or bf16 / f16, into which
+// alpha * acc + beta * C, computed in float32, is rounded once.
 #pragma once
 
 #include <cuda.h>
@@ -17,39 +19,52 @@
 #include <cuda/ptx>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/arch/cluster.cuh"
 #include "cuda/arch/smem.cuh"
 #include "cuda/hopper/config.cuh"
+#include "cuda/arch/c_element.cuh"
 
 namespace gemmlab::cuda::hopper {
 
 namespace ptx = ::cuda::ptx;
 
-// C(row, col..col+1) <- alpha * acc + beta * C, predicated; a float2 store where aligned.
+// C's elements in its storage type (arch/c_element.cuh), by pairs where aligned.
+template <class Out>
+using CPair = typename arch::CElement<Out>::Pair;
+template <class Out>
+__device__ __forceinline__ float2 load_c_pair(const Out* p) {
+  return arch::CElement<Out>::widen2(*reinterpret_cast<const CPair<Out>*>(p));
+}
+
+// C(row, col..col+1) <- alpha * acc + beta * C, predicated; one paired store where aligned.
+template <class Out>
 __device__ __forceinline__ void store_pair(const Epilogue& e, int row, int col, float v0, float v1) {
   if (row >= e.m || col >= e.n) return;
-  float* p = e.c + static_cast<long long>(row) * e.ldc + col;
+  Out* p = static_cast<Out*>(e.c) + static_cast<long long>(row) * e.ldc + col;
   const bool both = col + 1 < e.n;
-  if (both && (reinterpret_cast<std::uintptr_t>(p) % 8 == 0)) {
+  if (both && (reinterpret_cast<std::uintptr_t>(p) % sizeof(CPair<Out>) == 0)) {
     float2 r = make_float2(e.alpha * v0, e.alpha * v1);
     if (e.beta != 0.0f) {
-      const float2 old = *reinterpret_cast<const float2*>(p);
+      const float2 old = load_c_pair(p);
       r.x = fmaf(e.beta, old.x, r.x);
       r.y = fmaf(e.beta, old.y, r.y);
     }
-    *reinterpret_cast<float2*>(p) = r;
+    *reinterpret_cast<CPair<Out>*>(p) = arch::CElement<Out>::narrow2(r);
     return;
   }
-  p[0] = e.beta != 0.0f ? fmaf(e.beta, p[0], e.alpha * v0) : e.alpha * v0;
-  if (both) p[1] = e.beta != 0.0f ? fmaf(e.beta, p[1], e.alpha * v1) : e.alpha * v1;
+  using C = arch::CElement<Out>;
+  p[0] = C::narrow(e.beta != 0.0f ? fmaf(e.beta, C::widen(p[0]), e.alpha * v0) : e.alpha * v0);
+  if (both) p[1] = C::narrow(e.beta != 0.0f ? fmaf(e.beta, C::widen(p[1]), e.alpha * v1) : e.alpha * v1);
 }
 
-// The same for a kernel that computes C^T (e.c_transposed): C(col, row) and C(col + 1, row),
-// a row of C apart. A warp's store covers 8 consecutive columns of 4 rows: 4 whole sectors.
+// The same for a kernel that computes C^T (e.c_transposed; tf32, float C): C(col, row) and
+// C(col + 1, row), a row of C apart. A warp's store covers 8 consecutive columns of 4 rows:
+// 4 whole sectors.
 __device__ __forceinline__ void store_pair_transposed(const Epilogue& e, int row, int col, float v0, float v1) {
   if (row >= e.m || col >= e.n) return;
-  float* p = e.c + static_cast<long long>(col) * e.ldc + row;
+  float* p = static_cast<float*>(e.c) + static_cast<long long>(col) * e.ldc + row;
   p[0] = e.beta != 0.0f ? fmaf(e.beta, p[0], e.alpha * v0) : e.alpha * v0;
   if (col + 1 < e.n) p[e.ldc] = e.beta != 0.0f ? fmaf(e.beta, p[e.ldc], e.alpha * v1) : e.alpha * v1;
 }
@@ -68,9 +83,10 @@ __device__ __forceinline__ unsigned char* free_epilogue_buffer(unsigned char* bu
   return buffers + (q % kEpilogueBuffers) * kEpilogueBufferBytes;
 }
 
-// Chunk q (32 columns from `col`) of a consumer warpgroup's 64 x 256 tile (registers as
-// wgmma leaves them) into a 64 x 32 staging buffer in the 128-byte swizzle: alpha * acc, plus
-// beta * C where `add_c` (read here with float2 loads: a TMA-addressable C). float2 writes
+// Chunk q (128 bytes of Out from `col`: 32 float columns, 64 two-byte ones) of a consumer
+// warpgroup's 64 x 256 tile (registers as wgmma leaves them) into a 64-row staging buffer in
+// the 128-byte swizzle, in C's storage type: alpha * acc, plus beta * C where `add_c` (read
+// here by pairs: a TMA-addressable C). float2 writes
 // are served a half-warp at a time, and a half-warp's lanes hold rows 0-3 of an 8-row atom,
 // whose swizzle flips only the two low bits of the chunk index: 16 of the 32 banks, four
 // wavefronts per warp instead of two (measured with Nsight Compute: 4.4 per request, about
@@ -81,13 +97,16 @@ __device__ __forceinline__ unsigned char* free_epilogue_buffer(unsigned char* bu
 // warp-stored epilogue takes st.shared (with its reads, bf16 4095^3 about 2 us faster on an
 // H100); the TMA epilogue keeps the generic stores: with
 // shared ones bf16 4096^3 did not move, and a tf32 stream-K kernel spilled 48 bytes.
-template <bool PermutedRows, bool SharedStores = false>
+// A 2-byte C's pairs are 4-byte words: a quarter-warp's 4 lanes fill one 16-byte chunk of
+// each of 8 rows, whose swizzled chunks differ, so one wavefront per warp.
+template <class Out, bool PermutedRows, bool SharedStores = false>
 __device__ __forceinline__ void stage_chunk(const float (&r)[128], const Epilogue& e, unsigned char* buffer, int q,
                                             int row0, int col, bool add_c) {
+  constexpr int kGroups = kEpilogueCols<Out> / 8;  // accumulator groups of 8 columns per chunk
   const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
 #pragma unroll
-  for (int jj = 0; jj < kEpilogueCols / 8; ++jj) {
-    const int j = q * (kEpilogueCols / 8) + jj;  // accumulator group: 8 columns
+  for (int jj = 0; jj < kGroups; ++jj) {
+    const int j = q * kGroups + jj;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int row = accumulator_row<PermutedRows>(warp, lane, h);
@@ -95,25 +114,26 @@ __device__ __forceinline__ void stage_chunk(const float (&r)[128], const Epilogu
       if (add_c) {
         const int grow = row0 + row, gcol = col + 8 * jj + 2 * (lane % 4);
         if (grow < e.m) {  // gcol + 1 < n: this chunk lies inside C
-          const float2 old = *reinterpret_cast<const float2*>(e.c + static_cast<long long>(grow) * e.ldc + gcol);
+          const float2 old = load_c_pair(static_cast<const Out*>(e.c) + static_cast<long long>(grow) * e.ldc + gcol);
           v.x = fmaf(e.beta, old.x, v.x);
           v.y = fmaf(e.beta, old.y, v.y);
         }
       }
-      // Byte 4 * (8jj + 2(lane%4)) of the row: 16-byte chunk 2jj + (lane%4)/2, swizzled
-      // by the row's place in its 8-row atom.
-      const int chunk = (2 * jj + (lane % 4) / 2) ^ (row % 8);
-      if constexpr (SharedStores)
-        arch::st_shared_v2_f32(arch::smem_address(buffer) + row * kRowBytes + chunk * 16 + (lane % 2) * 8, v.x, v.y);
+      // Byte sizeof(Out) * (8jj + 2(lane%4)) of the row, in its 16-byte chunk swizzled by the
+      // row's place in its 8-row atom.
+      const int byte = static_cast<int>(sizeof(Out)) * (8 * jj + 2 * (lane % 4));
+      const int at = row * kRowBytes + ((byte / 16) ^ (row % 8)) * 16 + byte % 16;
+      if constexpr (SharedStores && std::is_same_v<Out, float>)
+        arch::st_shared_v2_f32(arch::smem_address(buffer) + at, v.x, v.y);
       else
-        *reinterpret_cast<float2*>(buffer + row * kRowBytes + chunk * 16 + (lane % 2) * 8) = v;
+        *reinterpret_cast<CPair<Out>*>(buffer + at) = arch::CElement<Out>::narrow2(v);
     }
   }
 }
 
 // Chunk q (Cols columns from `col`) from registers, predicated element by element: for a
 // chunk that straddles C's last column, where a TMA store would write past it.
-template <bool PermutedRows, int Cols>
+template <class Out, bool PermutedRows, int Cols>
 __device__ __forceinline__ void store_chunk_from_registers(const float (&r)[128], const Epilogue& e, int q, int row0,
                                                            int col) {
   const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
@@ -121,31 +141,28 @@ __device__ __forceinline__ void store_chunk_from_registers(const float (&r)[128]
   for (int jj = 0; jj < Cols / 8; ++jj) {
     const int j = q * (Cols / 8) + jj;
     const int c = col + 8 * jj + 2 * (lane % 4);
-    store_pair(e, row0 + accumulator_row<PermutedRows>(warp, lane, 0), c, r[4 * j], r[4 * j + 1]);
-    store_pair(e, row0 + accumulator_row<PermutedRows>(warp, lane, 1), c, r[4 * j + 2], r[4 * j + 3]);
+    store_pair<Out>(e, row0 + accumulator_row<PermutedRows>(warp, lane, 0), c, r[4 * j], r[4 * j + 1]);
+    store_pair<Out>(e, row0 + accumulator_row<PermutedRows>(warp, lane, 1), c, r[4 * j + 2], r[4 * j + 3]);
   }
 }
 
 // The chunk of a tile that straddles C's last column (q, known only at run time), from
-// registers: one case per chunk, since registers can only be named by constants.
-template <bool PermutedRows>
+// registers: one branch per chunk (Q, Q + 1, ...), since registers can only be named by
+// constants.
+template <class Out, bool PermutedRows, int Q = 0>
 __device__ __forceinline__ void store_straddling_chunk(const float (&r)[128], const Epilogue& e, int q, int row0,
                                                        int col) {
-  static_assert(kBN / kEpilogueCols == 8, "one case per chunk");
-  switch (q) {
-    case 0: store_chunk_from_registers<PermutedRows, kEpilogueCols>(r, e, 0, row0, col); break;
-    case 1: store_chunk_from_registers<PermutedRows, kEpilogueCols>(r, e, 1, row0, col); break;
-    case 2: store_chunk_from_registers<PermutedRows, kEpilogueCols>(r, e, 2, row0, col); break;
-    case 3: store_chunk_from_registers<PermutedRows, kEpilogueCols>(r, e, 3, row0, col); break;
-    case 4: store_chunk_from_registers<PermutedRows, kEpilogueCols>(r, e, 4, row0, col); break;
-    case 5: store_chunk_from_registers<PermutedRows, kEpilogueCols>(r, e, 5, row0, col); break;
-    case 6: store_chunk_from_registers<PermutedRows, kEpilogueCols>(r, e, 6, row0, col); break;
-    default: store_chunk_from_registers<PermutedRows, kEpilogueCols>(r, e, 7, row0, col); break;
+  if constexpr (Q + 1 < kBN / kEpilogueCols<Out>) {
+    if (q != Q) {
+      store_straddling_chunk<Out, PermutedRows, Q + 1>(r, e, q, row0, col);
+      return;
+    }
   }
+  store_chunk_from_registers<Out, PermutedRows, kEpilogueCols<Out>>(r, e, Q, row0, col);
 }
 
-// The TMA-store epilogue of one consumer warpgroup: its 64 x 256 tile of C goes out 32
-// columns at a time. The warpgroup stages a chunk (stage_chunk), and one thread stores it
+// The TMA-store epilogue of one consumer warpgroup: its 64 x 256 tile of C goes out 128
+// bytes of each row at a time. The warpgroup stages a chunk (stage_chunk), and one thread stores it
 // with TMA, which clips what lies below C, while the warpgroup fills the other buffer. The
 // stores are full 128-byte lines, and the thread moves on once shared memory is read, not
 // when C is written.
@@ -160,21 +177,22 @@ __device__ __forceinline__ void store_straddling_chunk(const float (&r)[128], co
 // Compute and three interleaved rounds on an H100). StraddleAfter
 // keeps every accumulator live to the end of the loop, which spilled in the 3xTF32 kernels:
 // the 16-bit types only.
-template <bool PermutedRows, bool AddC, bool StraddleAfter>
+template <class Out, bool PermutedRows, bool AddC, bool StraddleAfter>
 __device__ __forceinline__ void store_chunks_tma(const float (&r)[128], const Epilogue& e, const CUtensorMap* map_c,
                                                  unsigned char* buffers, int row0, int col0, int warpgroup) {
+  constexpr int kCols = kEpilogueCols<Out>;
   const bool issuer = threadIdx.x % kWarpgroup == 0;
   const int barrier = 1 + warpgroup;  // named barrier 0 is __syncthreads
 #pragma unroll
-  for (int q = 0; q < kBN / kEpilogueCols; ++q) {
-    const int col = col0 + q * kEpilogueCols;
-    if (col + kEpilogueCols > e.n) {
+  for (int q = 0; q < kBN / kCols; ++q) {
+    const int col = col0 + q * kCols;
+    if (col + kCols > e.n) {
       // (No `break`: with one, ptxas put the accumulators on the stack.)
-      if (!StraddleAfter && col < e.n) store_chunk_from_registers<PermutedRows, kEpilogueCols>(r, e, q, row0, col);
+      if (!StraddleAfter && col < e.n) store_chunk_from_registers<Out, PermutedRows, kCols>(r, e, q, row0, col);
       continue;
     }
     unsigned char* buffer = free_epilogue_buffer(buffers, q, issuer, barrier);
-    stage_chunk<PermutedRows>(r, e, buffer, q, row0, col, AddC);
+    stage_chunk<Out, PermutedRows>(r, e, buffer, q, row0, col, AddC);
     ptx::fence_proxy_async(ptx::space_shared);  // the writes, visible to the TMA engine
     arch::named_barrier_sync(barrier, kWarpgroup);
     if (issuer) {
@@ -185,19 +203,21 @@ __device__ __forceinline__ void store_chunks_tma(const float (&r)[128], const Ep
   }
   if constexpr (StraddleAfter) {
     const int cols_left = e.n - col0;  // > 0: the tile starts inside C
-    if (cols_left < kBN && cols_left % kEpilogueCols != 0) {
-      const int q = cols_left / kEpilogueCols;
-      store_straddling_chunk<PermutedRows>(r, e, q, row0, col0 + q * kEpilogueCols);
+    if (cols_left < kBN && cols_left % kCols != 0) {
+      const int q = cols_left / kCols;
+      store_straddling_chunk<Out, PermutedRows>(r, e, q, row0, col0 + q * kCols);
     }
   }
 }
 
-template <bool PermutedRows, bool StraddleAfter>
+template <class Out, bool PermutedRows, bool StraddleAfter>
 __device__ __forceinline__ void store_tile_tma(const float (&r)[128], const Epilogue& e, const CUtensorMap* map_c,
                                                unsigned char* buffers, int row0, int col0, int warpgroup) {
   if (row0 >= e.m) return;  // the whole warpgroup's rows lie below C
-  if (e.beta != 0.0f) store_chunks_tma<PermutedRows, true, StraddleAfter>(r, e, map_c, buffers, row0, col0, warpgroup);
-  else store_chunks_tma<PermutedRows, false, StraddleAfter>(r, e, map_c, buffers, row0, col0, warpgroup);
+  if (e.beta != 0.0f)
+    store_chunks_tma<Out, PermutedRows, true, StraddleAfter>(r, e, map_c, buffers, row0, col0, warpgroup);
+  else
+    store_chunks_tma<Out, PermutedRows, false, StraddleAfter>(r, e, map_c, buffers, row0, col0, warpgroup);
 }
 
 // The warp-stored epilogue, for a C that TMA cannot address (row pitch or base not a
@@ -211,28 +231,32 @@ __device__ __forceinline__ void store_tile_tma(const float (&r)[128], const Epil
 // suffices within a tile: a warp that reached it has read the chunk before. As in
 // store_chunks_tma, beta is chosen once per tile (AddC): the code runs once per tile and is
 // fetched cold, so the path that does not run should not lie between the chunks.
-template <bool PermutedRows, bool AddC>
+// The chunks are staged in float whatever C's type (alpha * acc is rounded to a 2-byte C only
+// once beta * C is added: one rounding, as in the other forms); a 2-byte C's row then takes
+// 64-byte stores.
+template <class Out, bool PermutedRows, bool AddC>
 __device__ __forceinline__ void store_chunks_warps(const float (&r)[128], const Epilogue& e, unsigned char* buffers,
                                                    int row0, int col0, int warpgroup) {
+  constexpr int kCols = kEpilogueCols<float>;
   const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
   const int barrier = 1 + warpgroup;
   const int rows = min(kEpilogueRows, e.m - row0);  // > 0: store_tile_warps
   const long long step = static_cast<long long>(kWarpgroupWarps) * e.ldc;  // a warp's rows
 #pragma unroll
-  for (int q = 0; q < kBN / kEpilogueCols; ++q) {
-    const int col = col0 + q * kEpilogueCols;
+  for (int q = 0; q < kBN / kCols; ++q) {
+    const int col = col0 + q * kCols;
     if (col >= e.n) continue;  // (no `break`: store_tile_tma)
     unsigned char* buffer = buffers + (q % kEpilogueBuffers) * kEpilogueBufferBytes;
-    stage_chunk<PermutedRows, true>(r, e, buffer, q, row0, col, false);
+    stage_chunk<float, PermutedRows, true>(r, e, buffer, q, row0, col, false);
     arch::named_barrier_sync(barrier, kWarpgroup);
     if (col + lane < e.n) {
       const unsigned words = arch::smem_address(buffer) + (lane % 4) * 4;
-      float* c = e.c + static_cast<long long>(row0 + warp) * e.ldc + col + lane;
+      Out* c = static_cast<Out*>(e.c) + static_cast<long long>(row0 + warp) * e.ldc + col + lane;
 #pragma unroll 4
       for (int row = warp; row < rows; row += kWarpgroupWarps, c += step) {
         float v = arch::ld_shared_f32(words + row * kRowBytes + (((lane / 4) ^ (row % 8)) * 16));
-        if constexpr (AddC) v = fmaf(e.beta, *c, v);
-        *c = v;
+        if constexpr (AddC) v = fmaf(e.beta, arch::CElement<Out>::widen(*c), v);
+        *c = arch::CElement<Out>::narrow(v);
       }
     }
   }
@@ -240,12 +264,12 @@ __device__ __forceinline__ void store_chunks_warps(const float (&r)[128], const 
   arch::named_barrier_sync(barrier, kWarpgroup);
 }
 
-template <bool PermutedRows>
+template <class Out, bool PermutedRows>
 __device__ __forceinline__ void store_tile_warps(const float (&r)[128], const Epilogue& e, unsigned char* buffers,
                                                  int row0, int col0, int warpgroup) {
   if (row0 >= e.m) return;
-  if (e.beta != 0.0f) store_chunks_warps<PermutedRows, true>(r, e, buffers, row0, col0, warpgroup);
-  else store_chunks_warps<PermutedRows, false>(r, e, buffers, row0, col0, warpgroup);
+  if (e.beta != 0.0f) store_chunks_warps<Out, PermutedRows, true>(r, e, buffers, row0, col0, warpgroup);
+  else store_chunks_warps<Out, PermutedRows, false>(r, e, buffers, row0, col0, warpgroup);
 }
 
 // The same for a kernel that computes C^T (e.c_transposed, A from registers: rows permuted):
@@ -259,6 +283,7 @@ __device__ __forceinline__ void store_tile_warps(const float (&r)[128], const Ep
 __device__ __forceinline__ void store_tile_tma_transposed(const float (&r)[128], const Epilogue& e,
                                                           const CUtensorMap* map_c, unsigned char* buffers, int row0,
                                                           int col0, int warpgroup) {
+  constexpr int kCols = kEpilogueCols<float>;
   if (row0 >= e.m) return;  // the whole warpgroup's columns of C lie right of C
   const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
   const int rows[2] = {permuted_row(warp, lane, 0), permuted_row(warp, lane, 1)};  // C's columns row0 + rows[h]
@@ -273,16 +298,16 @@ __device__ __forceinline__ void store_tile_tma_transposed(const float (&r)[128],
   }
   const bool issuer = threadIdx.x % kWarpgroup == 0;
   const int barrier = 1 + warpgroup;
-  constexpr int kBoxBytes = kEpilogueCols * kRowBytes;  // 32 rows of C by 32 columns: 4 KiB
-  static_assert(kEpilogueRows / kEpilogueCols * kBoxBytes == kEpilogueBufferBytes, "two boxes fill a buffer");
+  constexpr int kBoxBytes = kCols * kRowBytes;  // 32 rows of C by 32 columns: 4 KiB
+  static_assert(kEpilogueRows / kCols * kBoxBytes == kEpilogueBufferBytes, "two boxes fill a buffer");
 #pragma unroll
-  for (int q = 0; q < kBN / kEpilogueCols; ++q) {
-    const int col = col0 + q * kEpilogueCols;  // C's first row of this chunk
-    if (col + kEpilogueCols > e.n) {  // rows below C, clipped one by one (no `break`: store_tile_tma)
+  for (int q = 0; q < kBN / kCols; ++q) {
+    const int col = col0 + q * kCols;  // C's first row of this chunk
+    if (col + kCols > e.n) {  // rows below C, clipped one by one (no `break`: store_tile_tma)
       if (col < e.n) {
 #pragma unroll
-        for (int jj = 0; jj < kEpilogueCols / 8; ++jj) {
-          const int j = q * (kEpilogueCols / 8) + jj;
+        for (int jj = 0; jj < kCols / 8; ++jj) {
+          const int j = q * (kCols / 8) + jj;
           const int c = col + 8 * jj + 2 * (lane % 4);
           store_pair_transposed(e, row0 + rows[0], c, r[4 * j], r[4 * j + 1]);
           store_pair_transposed(e, row0 + rows[1], c, r[4 * j + 2], r[4 * j + 3]);
@@ -292,8 +317,8 @@ __device__ __forceinline__ void store_tile_tma_transposed(const float (&r)[128],
     }
     unsigned char* buffer = free_epilogue_buffer(buffers, q, issuer, barrier);
 #pragma unroll
-    for (int jj = 0; jj < kEpilogueCols / 8; ++jj) {
-      const int j = q * (kEpilogueCols / 8) + jj;
+    for (int jj = 0; jj < kCols / 8; ++jj) {
+      const int j = q * (kCols / 8) + jj;
 #pragma unroll
       for (int h = 0; h < 2; ++h)
 #pragma unroll
@@ -302,9 +327,9 @@ __device__ __forceinline__ void store_tile_tma_transposed(const float (&r)[128],
           const int c_col = rows[h];                      // of the warpgroup's 64 columns of C
           float v = e.alpha * r[4 * j + 2 * h + i];
           if (e.beta != 0.0f && row0 + c_col < e.m)
-            v = fmaf(e.beta, e.c[static_cast<long long>(col + c_row) * e.ldc + row0 + c_col], v);
-          const int chunk = ((c_col % kEpilogueCols) / 4) ^ (c_row % 8);
-          *reinterpret_cast<float*>(buffer + (c_col / kEpilogueCols) * kBoxBytes + c_row * kRowBytes + chunk * 16 +
+            v = fmaf(e.beta, static_cast<const float*>(e.c)[static_cast<long long>(col + c_row) * e.ldc + row0 + c_col], v);
+          const int chunk = ((c_col % kCols) / 4) ^ (c_row % 8);
+          *reinterpret_cast<float*>(buffer + (c_col / kCols) * kBoxBytes + c_row * kRowBytes + chunk * 16 +
                                     (c_col % 4) * 4) = v;
         }
     }
@@ -312,8 +337,8 @@ __device__ __forceinline__ void store_tile_tma_transposed(const float (&r)[128],
     arch::named_barrier_sync(barrier, kWarpgroup);
     if (issuer) {
 #pragma unroll
-      for (int box = 0; box < kEpilogueRows / kEpilogueCols; ++box) {
-        const std::int32_t at[2] = {row0 + box * kEpilogueCols, col};
+      for (int box = 0; box < kEpilogueRows / kCols; ++box) {
+        const std::int32_t at[2] = {row0 + box * kCols, col};
         ptx::cp_async_bulk_tensor(ptx::space_global, ptx::space_shared, map_c, at, buffer + box * kBoxBytes);
       }
       ptx::cp_async_bulk_commit_group();
@@ -324,36 +349,39 @@ __device__ __forceinline__ void store_tile_tma_transposed(const float (&r)[128],
 // C from registers, pair by pair (store_pair, predicated): for a C that TMA cannot address in
 // the kernels without the warp-stored epilogue (A in registers, promoted sums, the stream-K
 // tail: there it spilled 200-1300 bytes).
-template <bool PermutedRows>
+template <class Out, bool PermutedRows>
 __device__ __forceinline__ void store_tile_registers(const float (&r)[128], const Epilogue& e, int row0, int col0) {
   const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
   const int row_0 = row0 + accumulator_row<PermutedRows>(warp, lane, 0);
   const int row_1 = row0 + accumulator_row<PermutedRows>(warp, lane, 1);
   const int col = col0 + 2 * (lane % 4);
-  if (e.c_transposed) {
+  if constexpr (std::is_same_v<Out, float>)
+    if (e.c_transposed) {
 #pragma unroll
-    for (int j = 0; j < kBN / 8; ++j) {
-      store_pair_transposed(e, row_0, col + 8 * j, r[4 * j], r[4 * j + 1]);
-      store_pair_transposed(e, row_1, col + 8 * j, r[4 * j + 2], r[4 * j + 3]);
+      for (int j = 0; j < kBN / 8; ++j) {
+        store_pair_transposed(e, row_0, col + 8 * j, r[4 * j], r[4 * j + 1]);
+        store_pair_transposed(e, row_1, col + 8 * j, r[4 * j + 2], r[4 * j + 3]);
+      }
+      return;
     }
-    return;
-  }
 #pragma unroll
   for (int j = 0; j < kBN / 8; ++j) {
-    store_pair(e, row_0, col + 8 * j, r[4 * j], r[4 * j + 1]);
-    store_pair(e, row_1, col + 8 * j, r[4 * j + 2], r[4 * j + 3]);
+    store_pair<Out>(e, row_0, col + 8 * j, r[4 * j], r[4 * j + 1]);
+    store_pair<Out>(e, row_1, col + 8 * j, r[4 * j + 2], r[4 * j + 3]);
   }
 }
 
-// A consumer warpgroup's tile of C by the form the launch chose (e.tma_store, e.warp_store,
-// e.c_transposed). PermutedRows: A came from registers (accumulator_row). WarpStore: the kernel
-// has the warp-stored epilogue. StraddleAfter: store_chunks_tma.
-template <bool PermutedRows, bool WarpStore, bool StraddleAfter>
+// A consumer warpgroup's tile of C, stored as Out, by the form the launch chose (e.tma_store,
+// e.warp_store, e.c_transposed). PermutedRows: A came from registers (accumulator_row; tf32,
+// float C). WarpStore: the kernel has the warp-stored epilogue. StraddleAfter:
+// store_chunks_tma.
+template <class Out, bool PermutedRows, bool WarpStore, bool StraddleAfter>
 __device__ __forceinline__ void store_tile(const float (&r)[128], const Epilogue& e, const CUtensorMap* map_c,
                                            unsigned char* buffers, int row0, int col0, int warpgroup) {
+  static_assert(!PermutedRows || std::is_same_v<Out, float>, "A in registers: tf32, float C");
   if constexpr (WarpStore) {
     if (e.warp_store) {
-      store_tile_warps<PermutedRows>(r, e, buffers, row0, col0, warpgroup);
+      store_tile_warps<Out, PermutedRows>(r, e, buffers, row0, col0, warpgroup);
       return;
     }
   }
@@ -363,10 +391,10 @@ __device__ __forceinline__ void store_tile(const float (&r)[128], const Epilogue
         store_tile_tma_transposed(r, e, map_c, buffers, row0, col0, warpgroup);
         return;
       }
-    store_tile_tma<PermutedRows, StraddleAfter>(r, e, map_c, buffers, row0, col0, warpgroup);
+    store_tile_tma<Out, PermutedRows, StraddleAfter>(r, e, map_c, buffers, row0, col0, warpgroup);
     return;
   }
-  store_tile_registers<PermutedRows>(r, e, row0, col0);
+  store_tile_registers<Out, PermutedRows>(r, e, row0, col0);
 }
 
 }  // namespace gemmlab::cuda::hopper

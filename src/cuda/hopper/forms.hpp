@@ -88,21 +88,22 @@ struct Form {
   bool c_transposed;   // the kernel computes C^T (kernel_problem)
 };
 
-// `split`: 3xTF32 (promoted sums); `k_steps`: K steps of one unit of a one-pass run.
-inline Form form_of(const RowMajorGemm& g, const Options& o, bool split, int k_steps, bool register_a,
-                    bool c_transposed) {
+// `split`: 3xTF32 (promoted sums); `k_steps`: K steps of one unit of a one-pass run; Out:
+// C's storage type.
+template <class Out>
+Form form_of(const RowMajorGemm& g, const Options& o, bool split, int k_steps, bool register_a, bool c_transposed) {
   Form f;
   f.register_a = register_a;
   f.c_transposed = c_transposed;
   f.cluster_m = ceil_div(g.m, kBM) >= 2 ? o.cluster_m : 1;  // one row of tiles: nothing to share
-  const bool addressable = tma_requirements(c_transposed ? tma_c_transposed(g) : tma_c(g), "C").is_ok();
+  const bool addressable = tma_requirements(c_transposed ? tma_c_transposed(g) : tma_c<Out>(g), "C").is_ok();
   // The stream-K tail: one K pass, clusters of 2, a C the TMA epilogue writes. By default
   // where it pays, from the clusters one block per SM makes (as many as launch_config's
   // grid on an H100: 66).
   const bool has_tail = !split && f.cluster_m == 2 && addressable;
+  const int units = static_cast<int>(ceil_div(g.m, kBM * 2) * ceil_div(g.n, kBN)), clusters = device_sm_count() / 2;
   const bool tail_pays = o.auto_tail && has_tail &&
-                         stream_k::tail_pays(static_cast<int>(ceil_div(g.m, kBM * 2) * ceil_div(g.n, kBN)),
-                                             device_sm_count() / 2, k_steps);
+                         (stream_k::tail_pays(units, clusters, k_steps) || stream_k::spread_pays(units, clusters, k_steps));
   f.stream_k = has_tail && (o.stream_k || tail_pays);
   // By default, clusters of 2 only where they pay. Each stage of a cluster waits for both
   // blocks' consumers to hand it back and for both producers' copies, and that coupling
@@ -239,8 +240,9 @@ Status launch_config(const RowMajorGemm& g, int k_tiles, LaunchAttributes& attri
   const int units = ceil_div(g.m, kBM * kClusterM) * ceil_div(g.n, kBN);
   if constexpr (I::kStreamK) {
     plan = stream_k::with_tail(units, resident, k_tiles);
+    if (!plan.has_tail()) plan = stream_k::spread(units, resident, k_tiles);  // a small problem
     if (plan.has_tail()) {
-      config.gridDim = dim3(resident * kClusterM);
+      config.gridDim = dim3(plan.clusters * kClusterM);
       config.numAttrs = 2;
       return Status::ok();
     }

@@ -197,8 +197,8 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
       if constexpr (StreamK)
         if (!work.whole(k_tiles) && !fix_up<ClusterM>(r, sk, plan, work, cluster, rank, s.tail_last)) return;
       unsigned char* buffers = s.epilogue_buffers + warpgroup * kEpilogueBuffers * kEpilogueBufferBytes;
-      store_tile<kRegisterA, kWarpStore, E::kMnMajor>(r, e, map_c, buffers, tm * kBM + warpgroup * kEpilogueRows,
-                                                      tn * kBN, warpgroup);
+      store_tile<typename E::Output, kRegisterA, kWarpStore, E::kMnMajor>(
+          r, e, map_c, buffers, tm * kBM + warpgroup * kEpilogueRows, tn * kBN, warpgroup);
     };
     if constexpr (Promote) {
       float sums[128];  // registers no wgmma accumulates into: the adds below define them

@@ -66,16 +66,21 @@ TmaMatrix tma_b(const RowMajorGemm& g, int cluster_m = 1) {
             static_cast<std::uint32_t>(kBK<E>)};
   return {g.b, u(g.k), u(g.n), u(g.ldb), E::kTma, static_cast<std::uint32_t>(kBK<E>), kChunk};
 }
-// C as the TMA-store epilogue writes it: 64-row by 32-column (128-byte) boxes.
-inline TmaMatrix tma_c(const RowMajorGemm& g) {
+// C (stored as Out: float, bf16 or f16) as the TMA-store epilogue writes it: 64-row by
+// 128-byte boxes.
+template <class Out>
+TmaMatrix tma_c(const RowMajorGemm& g) {
   const auto u = [](std::int64_t x) { return static_cast<std::uint64_t>(x); };
-  return {g.c, u(g.m), u(g.n), u(g.ldc), TmaElement::F32, kEpilogueRows, kEpilogueCols};
+  constexpr TmaElement kElement = std::is_same_v<Out, float>           ? TmaElement::F32
+                                  : std::is_same_v<Out, __nv_bfloat16> ? TmaElement::BF16
+                                                                       : TmaElement::F16;
+  return {g.c, u(g.m), u(g.n), u(g.ldc), kElement, kEpilogueRows, kEpilogueCols<Out>};
 }
 // C for a kernel that computes C^T (g is C^T's problem): C's own rows (g.n of them) in
 // 32 x 32 boxes (store_tile_tma_transposed).
 inline TmaMatrix tma_c_transposed(const RowMajorGemm& g) {
   const auto u = [](std::int64_t x) { return static_cast<std::uint64_t>(x); };
-  return {g.c, u(g.n), u(g.m), u(g.ldc), TmaElement::F32, kEpilogueCols, kEpilogueCols};
+  return {g.c, u(g.n), u(g.m), u(g.ldc), TmaElement::F32, kEpilogueCols<float>, kEpilogueCols<float>};
 }
 
 // ---- the copy plan ------------------------------------------------------------------------

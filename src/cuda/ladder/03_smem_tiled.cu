@@ -58,7 +58,8 @@ Status run_smem_tiled(const GemmArgs& args, bool trans_a, bool trans_b, cudaStre
     CUDA_CHECK_LAUNCH("smem_tiled_kernel");
     return Status::ok();
   };
-  return for_each_sub_grid(row_major_of(args, trans_a, trans_b), grid_limits(TileWidth), sizeof(float), launch);
+  return for_each_sub_grid(row_major_of(args, trans_a, trans_b), grid_limits(TileWidth), sizeof(float),
+                           sizeof(float), launch);
 }
 template Status run_smem_tiled<16, 0>(const GemmArgs&, bool, bool, cudaStream_t);
 template Status run_smem_tiled<32, 0>(const GemmArgs&, bool, bool, cudaStream_t);

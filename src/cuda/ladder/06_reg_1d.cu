@@ -64,7 +64,7 @@ Status launch(const RowMajorGemm& rm, cudaStream_t stream) {
 }
 
 Status run(const GemmProblem& p, Stream stream) {
-  return for_each_sub_grid(canonicalize(p), kGrid, sizeof(float),
+  return for_each_sub_grid(canonicalize(p), kGrid, sizeof(float), sizeof(float),
                            [&](const RowMajorGemm& sub) { return launch(sub, static_cast<cudaStream_t>(stream)); });
 }
 

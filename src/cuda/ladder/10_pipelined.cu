@@ -377,7 +377,7 @@ Status run(const GemmProblem& p, RunContext& context, Forced forced) {
                                        workspace.as<float>(), context.stream()));
   }
   const PipelinedChoice& c = pick(rm, forced);
-  return for_each_sub_grid(rm, grid_limits(c), sizeof(float), [&](const RowMajorGemm& sub) {
+  return for_each_sub_grid(rm, grid_limits(c), sizeof(float), sizeof(float), [&](const RowMajorGemm& sub) {
     return c.launch(make_args(sub), sub.trans_a, sub.trans_b, context);
   });
 }

@@ -2,7 +2,8 @@
 // ladder: the same multi-stage cp.async pipeline as `pipelined`, but each warp's inner
 // loop is ldmatrix (shared memory -> mma fragments, transposing where the operand's
 // layout needs it) and mma.m16n8k16 (a 16x8x16 product per instruction, bf16 or f16
-// inputs, float32 sums) instead of FFMA. A and B are 2-byte types; C is float32.
+// inputs, float32 sums) instead of FFMA. A and B are 2-byte types; C is float32 or, as
+// frameworks keep it, the input type: alpha * acc + beta * C in float32, rounded once.
 //
 // Tiles stay in shared memory in their global orientation (cp.async copies 16-byte chunks
 // along the contiguous dimension), so one kernel serves all four transpositions: the
@@ -15,9 +16,11 @@
 #include <cuda_runtime.h>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "core/traffic.hpp"
@@ -26,6 +29,7 @@
 #include "cuda/arch/mma.cuh"
 #include "cuda/arch/target.cuh"
 #include "cuda/tiles/block_order.cuh"
+#include "cuda/arch/c_element.cuh"
 #include "cuda/tiles/common.cuh"
 #include "cuda/tiles/device_limits.hpp"
 #include "cuda/tiles/kernel_info.hpp"
@@ -66,8 +70,13 @@ constexpr int kChunk = 16 / sizeof(Bits);  // elements per 16-byte copy
 // so the 8 rows of an 8x8 ldmatrix operand land in 8 different bank groups.
 constexpr int kPad = kChunk;
 
-// The kernel's arguments: A and B as 16-bit storage, C float32 (common.cuh).
+// The kernel's arguments: A and B as 16-bit storage. RowMajorArgs (common.cuh) types C as
+// float; the epilogue reads and writes it as the kernel's Out (float, __nv_bfloat16, __half).
 using MmaArgs = RowMajorArgs<Bits>;
+
+// An element type (float, __half, __nv_bfloat16) as the library names it.
+template <class X>
+constexpr DType kDType = std::is_same_v<X, float> ? DType::F32 : std::is_same_v<X, __half> ? DType::F16 : DType::BF16;
 
 // One stored tile in shared memory: Outer lines of Inner contiguous elements (+ padding).
 template <int Outer, int Inner>
@@ -193,27 +202,32 @@ struct WarpMma {
 };
 
 #if GEMMLAB_CODE_SM80  // (only the kernel's sm_80 body stores)
-// C(row, col..col+1) <- alpha * (v0, v1) + beta * C; beta = 0 never reads C. One 8-byte
-// access when C's rows allow it (`pair_ok`) and both lie inside C.
+// C(row, col..col+1) <- alpha * (v0, v1) + beta * C in float32, stored as Out; beta = 0
+// never reads C. One access of both (8 bytes of float, 4 of a 2-byte C) when C's rows allow
+// it (`pair_ok`) and both lie inside C.
+template <class Out>
 __device__ __forceinline__ void store_pair(const MmaArgs& g, int row, int col, float v0, float v1, bool pair_ok) {
+  using E = arch::CElement<Out>;
+  using Pair = typename E::Pair;
   if (row >= g.m || col >= g.n) return;
-  float* out = g.c + static_cast<long long>(row) * g.ldc + col;
+  Out* out = reinterpret_cast<Out*>(g.c) + static_cast<long long>(row) * g.ldc + col;
   if (pair_ok && col + 1 < g.n) {
     float2 r = make_float2(g.alpha * v0, g.alpha * v1);
     if (g.beta != 0.0f) {
-      const float2 old = *reinterpret_cast<const float2*>(out);
+      const float2 old = E::widen2(*reinterpret_cast<const Pair*>(out));
       r.x = fmaf(g.beta, old.x, r.x);
       r.y = fmaf(g.beta, old.y, r.y);
     }
-    *reinterpret_cast<float2*>(out) = r;
+    *reinterpret_cast<Pair*>(out) = E::narrow2(r);
     return;
   }
-  out[0] = g.beta == 0.0f ? g.alpha * v0 : fmaf(g.beta, out[0], g.alpha * v0);
-  if (col + 1 < g.n) out[1] = g.beta == 0.0f ? g.alpha * v1 : fmaf(g.beta, out[1], g.alpha * v1);
+  out[0] = E::narrow(g.beta == 0.0f ? g.alpha * v0 : fmaf(g.beta, E::widen(out[0]), g.alpha * v0));
+  if (col + 1 < g.n) out[1] = E::narrow(g.beta == 0.0f ? g.alpha * v1 : fmaf(g.beta, E::widen(out[1]), g.alpha * v1));
 }
 #endif
 
-template <class Cfg, class T, bool TransA, bool TransB, bool Async>
+// Out: C's element type (float, or T itself).
+template <class Cfg, class T, class Out, bool TransA, bool TransB, bool Async>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     mma_sync_kernel(MmaArgs g, bool pair_c, int tiles_m, int tiles_n) {
   // mma.sync on 2-byte types is sm_80 code: for sm_75 the body compiles to nothing, and the
@@ -276,8 +290,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 #pragma unroll
     for (int ni = 0; ni < Cfg::NI; ++ni) {
       const int row = warp_row + mi * Cfg::kMmaM, col = warp_col + ni * Cfg::kMmaN;
-      store_pair(g, row, col, mma.acc[mi][ni][0], mma.acc[mi][ni][1], pair_c);
-      store_pair(g, row + 8, col, mma.acc[mi][ni][2], mma.acc[mi][ni][3], pair_c);
+      store_pair<Out>(g, row, col, mma.acc[mi][ni][0], mma.acc[mi][ni][1], pair_c);
+      store_pair<Out>(g, row + 8, col, mma.acc[mi][ni][2], mma.acc[mi][ni][3], pair_c);
     }
 #else
   // (What only the body uses, named once, so the pass without it has nothing to warn of.)
@@ -293,48 +307,55 @@ bool rows_16b_aligned(const void* base, long long ld) {
   return reinterpret_cast<std::uintptr_t>(base) % 16 == 0 && ld % kChunk == 0;
 }
 bool async_ok(const MmaArgs& g) { return rows_16b_aligned(g.a, g.lda) && rows_16b_aligned(g.b, g.ldb); }
-bool pair_ok(const MmaArgs& g) { return reinterpret_cast<std::uintptr_t>(g.c) % sizeof(float2) == 0 && g.ldc % 2 == 0; }
+// The epilogue's pairs start at even columns: one access of both where C's base is aligned
+// to a pair and its rows hold whole pairs.
+template <class Out>
+bool pair_ok(const MmaArgs& g) {
+  return reinterpret_cast<std::uintptr_t>(g.c) % (2 * sizeof(Out)) == 0 && g.ldc % 2 == 0;
+}
 
 // One kernel instantiation, with its launch. Its dynamic shared-memory limit is raised by
 // the first launch in a context (outside any timed region: the harness's first call is an
 // untimed verification run).
-template <class Cfg, class T, bool TransA, bool TransB, bool Async>
+template <class Cfg, class T, class Out, bool TransA, bool TransB, bool Async>
 struct Instance {
   static constexpr int kSmemBytes = MmaLayout<Cfg, TransA, TransB>::kSmemBytes;
-  static auto kernel() { return mma_sync_kernel<Cfg, T, TransA, TransB, Async>; }
+  static auto kernel() { return mma_sync_kernel<Cfg, T, Out, TransA, TransB, Async>; }
 
   static Status launch(const MmaArgs& g, RunContext& context) {
     GEMMLAB_TRY(allow_dynamic_smem(context, kernel(), kSmemBytes));
     const auto stream = static_cast<cudaStream_t>(context.stream());
     const int tiles_m = ceil_div(g.m, Cfg::BM), tiles_n = ceil_div(g.n, Cfg::BN);
-    kernel()<<<tiles_m * tiles_n, Cfg::kThreads, kSmemBytes, stream>>>(g, pair_ok(g), tiles_m, tiles_n);
+    kernel()<<<tiles_m * tiles_n, Cfg::kThreads, kSmemBytes, stream>>>(g, pair_ok<Out>(g), tiles_m, tiles_n);
     CUDA_CHECK_LAUNCH("mma_sync_kernel");
     return Status::ok();
   }
 };
 
 // Calls f(Instance<...>{}) for these transpositions and load path.
-template <class Cfg, class T, class F>
+template <class Cfg, class T, class Out, class F>
 Status with_instance(bool trans_a, bool trans_b, bool async, F&& f) {
   return dispatch_trans(trans_a, trans_b, [&](auto ta, auto tb) -> Status {
     constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
-    return async ? f(Instance<Cfg, T, kTa, kTb, true>{}) : f(Instance<Cfg, T, kTa, kTb, false>{});
+    return async ? f(Instance<Cfg, T, Out, kTa, kTb, true>{}) : f(Instance<Cfg, T, Out, kTa, kTb, false>{});
   });
 }
 
-template <class Cfg, class T>
+template <class Cfg, class T, class Out>
 Status launch_config(const MmaArgs& g, bool trans_a, bool trans_b, RunContext& context) {
-  return with_instance<Cfg, T>(trans_a, trans_b, async_ok(g),
-                               [&](auto instance) { return decltype(instance)::launch(g, context); });
+  return with_instance<Cfg, T, Out>(trans_a, trans_b, async_ok(g),
+                                    [&](auto instance) { return decltype(instance)::launch(g, context); });
 }
 
-// For explain: the kernel launch_config() runs (configuration, transposition, load path).
-template <class Cfg, class T>
+// For explain: the kernel launch_config() runs (configuration, transposition, load path,
+// and C's type where it is not float32).
+template <class Cfg, class T, class Out>
 Status describe_config(const MmaArgs& g, bool trans_a, bool trans_b, const char* config, KernelInfo& out) {
   const bool async = async_ok(g);
   const std::string name = kernel_name("mma_sync_kernel", trans_a, trans_b, std::string(config) + ", ") +
-                           (async ? " cp.async" : " guarded loads");
-  return with_instance<Cfg, T>(trans_a, trans_b, async, [&](auto instance) {
+                           (async ? " cp.async" : " guarded loads") +
+                           (std::is_same_v<Out, float> ? "" : ", " + std::string(to_string(kDType<Out>)) + " C");
+  return with_instance<Cfg, T, Out>(trans_a, trans_b, async, [&](auto instance) {
     using I = decltype(instance);
     return describe_kernel(out, I::kernel(), name, Cfg::kThreads, I::kSmemBytes);
   });
@@ -365,20 +386,21 @@ struct MmaChoice {
   Status (*describe)(const MmaArgs&, bool trans_a, bool trans_b, const char* config, KernelInfo&);
 };
 
-template <class Cfg, class T>
+template <class Cfg, class T, class Out>
 constexpr MmaChoice choice(const char* name) {
   return {name, Cfg::BM, Cfg::BN, Cfg::BK, Cfg::WM, Cfg::WN, Cfg::kStages, Cfg::kThreads,
-          smem_bytes<Cfg>, launch_config<Cfg, T>, describe_config<Cfg, T>};
+          smem_bytes<Cfg>, launch_config<Cfg, T, Out>, describe_config<Cfg, T, Out>};
 }
 
-template <class T>
-constexpr std::array kChoices = {choice<Tile128x128x32, T>("128x128x32"), choice<Tile128x128x64, T>("128x128x64")};
+template <class T, class Out>
+constexpr std::array kChoices = {choice<Tile128x128x32, T, Out>("128x128x32"),
+                                 choice<Tile128x128x64, T, Out>("128x128x64")};
 
 constexpr std::string_view kAuto = "auto";
 
-template <class T>
+template <class T, class Out>
 const MmaChoice* find_choice(std::string_view name) {
-  for (const MmaChoice& c : kChoices<T>)
+  for (const MmaChoice& c : kChoices<T, Out>)
     if (name == c.name) return &c;
   return nullptr;
 }
@@ -391,12 +413,12 @@ using Forced = const MmaChoice*;
 // equal within noise, and the 32-deep tile needs no spill. The 64-deep tile takes 108 KiB of
 // shared memory, more than sm_86 and sm_89 allow a block (99 KiB): there NT takes the 32-deep
 // one (80 KiB) too.
-template <class T>
+template <class T, class Out>
 const MmaChoice& pick(const RowMajorGemm& rm, Forced forced) {
   if (forced) return *forced;
-  const MmaChoice& wide = *find_choice<T>("128x128x64");
+  const MmaChoice& wide = *find_choice<T, Out>("128x128x64");
   if (!rm.trans_a && rm.trans_b && smem_fits(wide.smem_bytes(rm.trans_a, rm.trans_b))) return wide;
-  return *find_choice<T>("128x128x32");
+  return *find_choice<T, Out>("128x128x32");
 }
 
 // One launch is a 1-D grid of tiles in int: problems past 2^31 rows or columns run as
@@ -408,28 +430,28 @@ Status fits_device(const MmaChoice& c, const RowMajorGemm& rm, const char* rung)
   return require_smem(c.smem_bytes(rm.trans_a, rm.trans_b), rung, c.name);
 }
 
-template <class T>
+template <class T, class Out>
 Status run(const GemmProblem& p, RunContext& context, Forced forced) {
   const RowMajorGemm rm = canonicalize(p);
-  const MmaChoice& c = pick<T>(rm, forced);
-  return for_each_sub_grid(rm, grid_limits(c), sizeof(Bits), [&](const RowMajorGemm& sub) {
+  const MmaChoice& c = pick<T, Out>(rm, forced);
+  return for_each_sub_grid(rm, grid_limits(c), sizeof(Bits), sizeof(Out), [&](const RowMajorGemm& sub) {
     return c.launch(make_args<Bits>(sub), sub.trans_a, sub.trans_b, context);
   });
 }
 
-template <class T>
+template <class T, class Out>
 Status kernel_info(const GemmProblem& p, KernelInfo& out, Forced forced) {
   const RowMajorGemm rm = canonicalize(p);
-  const MmaChoice& c = pick<T>(rm, forced);
+  const MmaChoice& c = pick<T, Out>(rm, forced);
   return c.describe(make_args<Bits>(rm), rm.trans_a, rm.trans_b, c.name, out);
 }
 
-template <class T>
+template <class T, class Out>
 std::vector<NamedConfig> configurations() {
   std::vector<NamedConfig> configs = {
       {std::string(kAuto), "128x128x64 for NT (half the barriers) where its 108 KiB of shared memory fit, "
                            "128x128x32 otherwise"}};
-  for (const MmaChoice& c : kChoices<T>)
+  for (const MmaChoice& c : kChoices<T, Out>)
     configs.push_back({c.name, "BM=" + std::to_string(c.bm) + " BN=" + std::to_string(c.bn) + " BK=" +
                                    std::to_string(c.bk) + " WM=" + std::to_string(c.wm) + " WN=" +
                                    std::to_string(c.wn) + ", " + std::to_string(c.stages) +
@@ -437,24 +459,26 @@ std::vector<NamedConfig> configurations() {
   return configs;
 }
 
-template <class T>
-Variant make_variant(DType input, const char* name, Forced forced);
+template <class T, class Out>
+Variant make_variant(const char* name, Forced forced);
 
-template <class T>
-Status configure(DType input, const char* name, std::string_view config, Variant& out) {
+template <class T, class Out>
+Status configure(const char* name, std::string_view config, Variant& out) {
   if (config == kAuto) {
-    out = make_variant<T>(input, name, nullptr);
+    out = make_variant<T, Out>(name, nullptr);
     return Status::ok();
   }
-  const MmaChoice* c = find_choice<T>(config);
+  const MmaChoice* c = find_choice<T, Out>(config);
   if (!c) return {StatusCode::InvalidValue, "neither auto nor one of its tile configurations"};
-  out = make_variant<T>(input, name, c);
+  out = make_variant<T, Out>(name, c);
   return Status::ok();
 }
 
-template <class T>
-Variant make_variant(DType input, const char* name, Forced forced) {
-  const Precision precision = *precision_for(input);
+// T: the inputs' type (__nv_bfloat16, __half); Out: C's (float, or T).
+template <class T, class Out>
+Variant make_variant(const char* name, Forced forced) {
+  static_assert(std::is_same_v<Out, float> || std::is_same_v<Out, T>, "C is float32 or the input type");
+  const Precision precision = *precision_for(kDType<T>, kDType<Out>);
   Variant v;
   v.rung = 11;
   v.name = name;
@@ -464,27 +488,27 @@ Variant make_variant(DType input, const char* name, Forced forced) {
   v.compute = precision.compute;
   v.output = precision.output;
   v.technique = "tensor cores: ldmatrix + mma.sync m16n8k16, multi-stage cp.async pipeline";
+  if constexpr (!std::is_same_v<Out, float>)
+    v.technique += ", " + std::string(to_string(kDType<Out>)) + " C (float32 sums rounded once, to nearest)";
   // Printed: the forced configuration, or the one "auto" takes for all but NT.
-  const MmaChoice& c = forced ? *forced : kChoices<T>.front();
+  const MmaChoice& c = forced ? *forced : kChoices<T, Out>.front();
   v.config = {{{"BM", c.bm}, {"BN", c.bn}, {"BK", c.bk}, {"WM", c.wm}, {"WN", c.wn}, {"stages", c.stages},
                {"threads", c.threads}}};
   v.config_name = forced ? forced->name : std::string(kAuto);
-  v.configs = configurations<T>();
-  v.configure = [input, name](std::string_view config, Variant& out) {
-    return configure<T>(input, name, config, out);
-  };
+  v.configs = configurations<T, Out>();
+  v.configure = [name](std::string_view config, Variant& out) { return configure<T, Out>(name, config, out); };
   // mma.m16n8k16 on bf16 and f16: sm_80 (the library checks it, and the build's code, first).
   v.min_compute_capability = 80;
   v.arch_features = "mma.sync m16n8k16 on bf16 and f16";
   v.can_implement = [precision, name, forced](const GemmProblem& p) {
     GEMMLAB_TRY(require_precision(p, precision, name));
-    return fits_device(pick<T>(canonicalize(p), forced), canonicalize(p), name);
+    return fits_device(pick<T, Out>(canonicalize(p), forced), canonicalize(p), name);
   };
-  v.run = [forced](const GemmProblem& p, RunContext& context) { return run<T>(p, context, forced); };
-  v.kernel_info = [forced](const GemmProblem& p, KernelInfo& out) { return kernel_info<T>(p, out, forced); };
+  v.run = [forced](const GemmProblem& p, RunContext& context) { return run<T, Out>(p, context, forced); };
+  v.kernel_info = [forced](const GemmProblem& p, KernelInfo& out) { return kernel_info<T, Out>(p, out, forced); };
   v.model = [forced](const GemmProblem& p) {
     const RowMajorGemm rm = canonicalize(p);
-    const MmaChoice& choice = pick<T>(rm, forced);
+    const MmaChoice& choice = pick<T, Out>(rm, forced);
     Traffic t = minimum_traffic(p);
     // Each element of A is loaded once per block column of C, each of B once per block row.
     set_loads_per_fma(t, p, 1.0 / choice.bn + 1.0 / choice.bm);
@@ -498,9 +522,14 @@ Variant make_variant(DType input, const char* name, Forced forced) {
 
 }  // namespace
 
-Variant mma_sync_variant(DType input) {
-  return input == DType::F16 ? make_variant<__half>(DType::F16, "mma_sync_f16", nullptr)
-                             : make_variant<__nv_bfloat16>(DType::BF16, "mma_sync_bf16", nullptr);
+// C in float32 keeps the rung's name; C in the input type adds it: mma_sync_bf16_bf16.
+Variant mma_sync_variant(DType input, DType output) {
+  const bool c16 = output != DType::F32;
+  if (input == DType::F16)
+    return c16 ? make_variant<__half, __half>("mma_sync_f16_f16", nullptr)
+               : make_variant<__half, float>("mma_sync_f16", nullptr);
+  return c16 ? make_variant<__nv_bfloat16, __nv_bfloat16>("mma_sync_bf16_bf16", nullptr)
+             : make_variant<__nv_bfloat16, float>("mma_sync_bf16", nullptr);
 }
 
 }  // namespace gemmlab::cuda

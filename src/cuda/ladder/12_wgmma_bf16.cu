@@ -163,8 +163,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int col0 = n0 + 2 * (lane % 4);
 #pragma unroll
   for (int j = 0; j < Cfg::BN / 8; ++j) {
-    hopper::store_pair(e, row0, col0 + 8 * j, acc[4 * j], acc[4 * j + 1]);
-    hopper::store_pair(e, row0 + 8, col0 + 8 * j, acc[4 * j + 2], acc[4 * j + 3]);
+    hopper::store_pair<float>(e, row0, col0 + 8 * j, acc[4 * j], acc[4 * j + 1]);
+    hopper::store_pair<float>(e, row0 + 8, col0 + 8 * j, acc[4 * j + 2], acc[4 * j + 3]);
   }
 #else
   // (What only the body uses, named once, so the pass without it has nothing to warn of.)
@@ -194,7 +194,7 @@ Status run(const GemmProblem& p, RunContext& context) {
   CUtensorMap map_a, map_b;
   GEMMLAB_TRY(encode_tensor_map(hopper::tma_a<Element>(g), "A", map_a));
   GEMMLAB_TRY(encode_tensor_map(hopper::tma_b<Element>(g), "B", map_b));
-  const hopper::Epilogue e{static_cast<float*>(g.c), g.ldc, static_cast<int>(g.m), static_cast<int>(g.n),
+  const hopper::Epilogue e{g.c, g.ldc, static_cast<int>(g.m), static_cast<int>(g.n),
                            static_cast<float>(g.alpha), static_cast<float>(g.beta), /*tma_store=*/false,
                            /*c_transposed=*/false, /*warp_store=*/false};
   const int grid = ceil_div(g.m, Cfg::BM) * ceil_div(g.n, Cfg::BN);

@@ -3,7 +3,10 @@
 //   TF32 or other reduced-precision shortcut);
 // - cublas_tf32, cublas_bf16, cublas_f16: cublasGemmEx on the tensor cores, float32 C and
 //   float32 sums (CUBLAS_COMPUTE_32F_FAST_TF32 for float32 inputs, CUBLAS_COMPUTE_32F for
-//   2-byte ones), on a handle in CUBLAS_DEFAULT_MATH so the compute type alone decides.
+//   2-byte ones), on a handle in CUBLAS_DEFAULT_MATH so the compute type alone decides;
+// - cublas_bf16_bf16, cublas_f16_f16: the same with C (and the beta input) in the input
+//   type, as frameworks call it: float32 sums and scalars (CUBLAS_COMPUTE_32F), C rounded
+//   when stored.
 #include <cublas_v2.h>
 
 #include <limits>
@@ -62,18 +65,24 @@ Status run_sgemm(const GemmProblem& problem, RunContext& context) {
   return Status::ok();
 }
 
-// What cublasGemmEx is told for each tensor-core dtype.
+// What cublasGemmEx is told for each tensor-core dtype and C type.
 struct GemmExTypes {
   cudaDataType ab;              // A and B in memory
+  cudaDataType c;               // C in memory (and beta's input)
   cublasComputeType_t compute;  // float32 sums; FAST_TF32 lets it reduce float32 operands
 };
 
-GemmExTypes gemm_ex_types(DType dtype) {
-  switch (dtype) {
-    case DType::BF16: return {CUDA_R_16BF, CUBLAS_COMPUTE_32F};
-    case DType::F16: return {CUDA_R_16F, CUBLAS_COMPUTE_32F};
-    default: return {CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32};
+cudaDataType cuda_type(DType type) {
+  switch (type) {
+    case DType::BF16: return CUDA_R_16BF;
+    case DType::F16: return CUDA_R_16F;
+    default: return CUDA_R_32F;
   }
+}
+
+GemmExTypes gemm_ex_types(DType dtype, DType output) {
+  return {cuda_type(dtype), cuda_type(output),
+          dtype == DType::TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F};
 }
 
 Status run_gemm_ex(const GemmProblem& problem, RunContext& context, GemmExTypes types) {
@@ -86,7 +95,7 @@ Status run_gemm_ex(const GemmProblem& problem, RunContext& context, GemmExTypes 
   CUBLAS_CHECK(cublasSetStream(h, static_cast<cudaStream_t>(stream)));
   CUBLAS_CHECK(cublasGemmEx(h, op(g.trans_b), op(g.trans_a), static_cast<int>(g.n), static_cast<int>(g.m),
                             static_cast<int>(g.k), &alpha, g.b, types.ab, static_cast<int>(g.ldb), g.a, types.ab,
-                            static_cast<int>(g.lda), &beta, g.c, CUDA_R_32F, static_cast<int>(g.ldc), types.compute,
+                            static_cast<int>(g.lda), &beta, g.c, types.c, static_cast<int>(g.ldc), types.compute,
                             CUBLAS_GEMM_DEFAULT));
   return Status::ok();
 }
@@ -115,18 +124,20 @@ Variant cublas_sgemm_variant() {
   return v;
 }
 
-Variant cublas_gemm_ex_variant(DType dtype) {
-  const Precision precision = *precision_for(dtype);
+// C in float32 keeps the anchor's name; C in the input type adds it: cublas_bf16_bf16.
+Variant cublas_gemm_ex_variant(DType dtype, DType output) {
+  const Precision precision = *precision_for(dtype, output);
   Variant v;
   v.name = "cublas_" + std::string(to_string(dtype));
+  if (output != DType::F32) v.name.append("_").append(to_string(output));
   v.backend = Backend::Cuda;
   v.tensor_cores = true;
   v.input = precision.input;
   v.compute = precision.compute;
   v.output = precision.output;
   v.technique = dtype == DType::TF32 ? "cuBLAS GemmEx, CUBLAS_COMPUTE_32F_FAST_TF32 (anchor)"
-                                     : "cuBLAS GemmEx, " + std::string(to_string(dtype)) +
-                                           " in, f32 out, CUBLAS_COMPUTE_32F (anchor)";
+                                     : "cuBLAS GemmEx, " + std::string(to_string(dtype)) + " in, " +
+                                           std::string(to_string(output)) + " out, CUBLAS_COMPUTE_32F (anchor)";
   v.anchor = true;
   // bf16 and tf32 tensor-core math: sm_80 (cuBLAS has no bf16 GEMM before, and tf32 would not
   // be what the anchor measures).
@@ -139,7 +150,7 @@ Variant cublas_gemm_ex_variant(DType dtype) {
     GEMMLAB_TRY(require_precision(p, precision, name.c_str()));
     return require_int_ld(p, name.c_str());
   };
-  const GemmExTypes types = gemm_ex_types(dtype);
+  const GemmExTypes types = gemm_ex_types(dtype, output);
   v.run = [types](const GemmProblem& p, RunContext& context) { return run_gemm_ex(p, context, types); };
   v.model = minimum_traffic;
   return v;

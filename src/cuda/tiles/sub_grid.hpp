@@ -94,10 +94,10 @@ inline std::int64_t launches(const GemmProblem& problem, const GridLimits& l) {
 }
 
 // Sub-problem (i, j, p) of `g`: rows [i span_m, ...), columns [j span_n, ...) and K
-// [p span_k, ...), with A, B and C moved there (`in_bytes`: bytes of an element of A and B;
-// C holds floats). K chunks after the first add to C: beta = 1.
+// [p span_k, ...), with A, B and C moved there (`in_bytes`: bytes of an element of A and B,
+// `c_bytes` of C). K chunks after the first add to C: beta = 1.
 inline RowMajorGemm sub_problem(const RowMajorGemm& g, const SubGrids& s, std::int64_t i, std::int64_t j,
-                                std::int64_t p, std::size_t in_bytes) {
+                                std::int64_t p, std::size_t in_bytes, std::size_t c_bytes) {
   const std::int64_t row0 = i * s.span_m, col0 = j * s.span_n, k0 = p * s.span_k;
   const auto in = static_cast<std::int64_t>(in_bytes);
   RowMajorGemm sub = g;
@@ -110,7 +110,7 @@ inline RowMajorGemm sub_problem(const RowMajorGemm& g, const SubGrids& s, std::i
   const std::int64_t c_offset = row0 * g.ldc + col0;
   sub.a = static_cast<const unsigned char*>(g.a) + a_offset * in;
   sub.b = static_cast<const unsigned char*>(g.b) + b_offset * in;
-  sub.c = static_cast<unsigned char*>(g.c) + c_offset * static_cast<std::int64_t>(sizeof(float));
+  sub.c = static_cast<unsigned char*>(g.c) + c_offset * static_cast<std::int64_t>(c_bytes);
   if (p > 0) sub.beta = 1.0;
   return sub;
 }
@@ -118,11 +118,12 @@ inline RowMajorGemm sub_problem(const RowMajorGemm& g, const SubGrids& s, std::i
 // Calls launch(sub) for every sub-problem of `g` under `l`, the K chunks of a block of C one
 // after another; stops at the first failure. Once, on `g` itself, at ordinary sizes.
 template <class Launch>
-Status for_each_sub_grid(const RowMajorGemm& g, const GridLimits& l, std::size_t in_bytes, Launch&& launch) {
+Status for_each_sub_grid(const RowMajorGemm& g, const GridLimits& l, std::size_t in_bytes, std::size_t c_bytes,
+                         Launch&& launch) {
   const SubGrids s = plan_sub_grids(g, l);
   for (std::int64_t i = 0; i < s.parts_m; ++i)
     for (std::int64_t j = 0; j < s.parts_n; ++j)
-      for (std::int64_t p = 0; p < s.parts_k; ++p) GEMMLAB_TRY(launch(sub_problem(g, s, i, j, p, in_bytes)));
+      for (std::int64_t p = 0; p < s.parts_k; ++p) GEMMLAB_TRY(launch(sub_problem(g, s, i, j, p, in_bytes, c_bytes)));
   return Status::ok();
 }
 

@@ -1,0 +1,285 @@
+// The bf16 and f16 GEMMs whose C (and the beta input) is stored in the input type, as
+// frameworks call them: mma_sync_bf16_bf16 and mma_sync_f16_f16 (11_mma_sync.cu) and their
+// anchors cublas_bf16_bf16 and cublas_f16_f16, run through the library on their stored
+// inputs and checked against the float64 reference: every transposition, both layouts,
+// ragged shapes, ld > cols (odd and even, so both of the epilogue's store widths), alpha and
+// beta, beta = 0 over NaN (nothing may leak, every element must be written), C's padding
+// untouched; and, with integer inputs whose float32 sums are exact, every element of the rung
+// equal to the reference rounded once, to nearest even. Label: gpu; skipped without a device.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <span>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "core/element.hpp"
+#include "core/reference.hpp"
+#include "core/verify.hpp"
+#include "cuda/runtime/buffer.hpp"
+#include "gemmlab/availability.hpp"
+#include "gemmlab/gemm.hpp"
+#include "gemmlab/registry.hpp"
+#include "support/context.hpp"
+#include "support/encoded.hpp"
+#include "support/host_problem.hpp"
+#include "support/seeds.hpp"
+
+namespace gemmlab {
+namespace {
+
+constexpr const char* kC16Variants[] = {"mma_sync_bf16_bf16", "mma_sync_f16_f16", "cublas_bf16_bf16",
+                                        "cublas_f16_f16"};
+constexpr const char* kC16Rungs[] = {"mma_sync_bf16_bf16", "mma_sync_f16_f16"};
+
+// 1x1x1, k = 1, primes, a tile (128) +- 1, one aligned shape (every extent a multiple of 8:
+// the cp.async path at pad 0), tall and wide.
+const std::vector<testing::Dims> kShapes = {{1, 1, 1},       {17, 33, 5},    {33, 17, 1},  {127, 129, 65},
+                                            {131, 67, 137},  {136, 264, 72}, {300, 7, 31}, {5, 260, 16}};
+
+// alpha, beta and the ld padding: beta = 0 over NaN at the tight ld; beta != 0 at an odd and
+// an even padding, so that C's rows take the paired stores on some shapes and single ones on
+// the others.
+struct Scalars {
+  double alpha, beta;
+  std::int64_t pad;
+};
+constexpr Scalars kScalars[] = {{1.0, 0.0, 0}, {-1.5, 0.75, 3}, {0.5, -1.25, 1}};
+
+enum class Check {
+  Tolerance,  // within the bound of the variant's types (verify(): tolerance_for)
+  Exact,      // that, and equal to the reference rounded once, to nearest even (integer inputs)
+};
+
+::testing::AssertionResult upload(const std::vector<std::byte>& bytes, cuda::DeviceMemory& out) {
+  if (const Status s = cuda::DeviceMemory::allocate(bytes.size(), out); !s.is_ok())
+    return ::testing::AssertionFailure() << s.describe();
+  if (cudaMemcpy(out.data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice) != cudaSuccess)
+    return ::testing::AssertionFailure() << "copy to the device failed";
+  return ::testing::AssertionSuccess();
+}
+
+// Every element of C (`result`: C's storage decoded to floats) equals the reference rounded
+// to C's type: for problems whose float32 arithmetic is exact, so that rounding is the only
+// error left.
+::testing::AssertionResult rounds_reference_once(const GemmProblem& p, std::span<const float> result,
+                                                 const ReferenceResult& reference) {
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t j = 0; j < p.n; ++j) {
+      const float got = result[static_cast<std::size_t>(p.c.offset(i, j))];
+      const double exact = reference.value[static_cast<std::size_t>(i * p.n + j)];
+      const float want = round_to_storage(static_cast<float>(exact), p.c.dtype);
+      if (!(got == want))
+        return ::testing::AssertionFailure() << "C(" << i << ", " << j << ") = " << got << ", expected " << want
+                                             << " (the reference " << exact << " rounded to " << to_string(p.c.dtype)
+                                             << ")";
+    }
+  return ::testing::AssertionSuccess();
+}
+
+// Runs `v` through the library on the problem `spec` describes, A and B stored in v.input and
+// C in v.output (the values rounded to them first, so the reference reads what the device
+// does), and checks C. `may_refuse_smem`: a forced configuration may need more shared memory
+// than this GPU has, which the rung must say.
+void check_problem(const Variant& v, const testing::ProblemSpec& spec, Check check, bool may_refuse_smem = false) {
+  SCOPED_TRACE(v.name + " (" + v.config_name + ") " + spec.describe());
+  testing::HostProblem hp = testing::make_host_problem(spec);
+  testing::Encoded ab;
+  testing::store_as(hp, v.input, ab);
+  for (float& x : hp.c.storage) x = round_to_storage(x, v.output);
+  hp.c_before = hp.c.storage;
+  std::vector<std::byte> c_before = encode(hp.c.storage, v.output);
+  GemmProblem& host = hp.problem;
+  host.c.dtype = v.output;
+  host.c.data = c_before.data();
+  host.compute = v.compute;
+  ReferenceResult ref;
+  ASSERT_TRUE(reference_gemm(host, ref).is_ok());
+
+  cuda::DeviceMemory da, db, dc;
+  ASSERT_TRUE(upload(ab.a, da));
+  ASSERT_TRUE(upload(ab.b, db));
+  ASSERT_TRUE(upload(c_before, dc));
+  GemmProblem dev = host;
+  dev.a.data = da.data();
+  dev.b.data = db.data();
+  dev.c.data = dc.data();
+  const Status ran = gemm(testing::cuda_context(), dev, v);
+  if (may_refuse_smem && ran.code() == StatusCode::NotSupported &&
+      ran.message().find("of shared memory per block; this GPU allows") != std::string::npos) {
+    std::printf("note: %s\n", ran.message().c_str());
+    return;
+  }
+  ASSERT_TRUE(ran.is_ok()) << ran.describe();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<std::byte> c_after(c_before.size());
+  ASSERT_EQ(cudaMemcpy(c_after.data(), dc.data(), c_after.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  // Every bf16 and f16 value (NaN included) is a float: C's padding compares bit for bit.
+  std::vector<float> result(hp.c.storage.size());
+  decode(c_after, v.output, result);
+  const Verification verification = verify(host, result, hp.c_before, ref, spec.nan_c, v.tolerance);
+  EXPECT_TRUE(verification.passed) << verification.summary();
+  if (check == Check::Exact) {
+    EXPECT_TRUE(rounds_reference_once(host, result, ref));
+  }
+}
+
+constexpr const char* kNoDevice = "no CUDA device on this machine (or no CUDA in this build)";
+
+// Those of `names` this device and build can run (mma_sync needs sm_80), with a note for
+// each of the others.
+std::vector<const Variant*> runnable(std::span<const char* const> names) {
+  std::vector<const Variant*> out;
+  for (const char* name : names) {
+    const Variant* v = find_variant(Backend::Cuda, name);
+    if (!v) {
+      ADD_FAILURE() << name << " is not in the registry";
+      continue;
+    }
+    if (const std::string why = unavailable_here(*v); !why.empty()) {
+      std::printf("note: %s cannot run here: %s\n", name, why.c_str());
+      continue;
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+using Case = std::tuple<const char*, Op, Op, Layout>;
+
+class C16 : public ::testing::TestWithParam<Case> {};
+
+TEST_P(C16, MatchesTheReference) {
+  const auto [name, op_a, op_b, layout] = GetParam();
+  if (!cuda_device_present()) GTEST_SKIP() << kNoDevice;
+  const Variant* v = find_variant(Backend::Cuda, name);
+  ASSERT_NE(v, nullptr) << name << " is not in the registry";
+  if (const std::string why = unavailable_here(*v); !why.empty()) GTEST_SKIP() << name << " cannot run here: " << why;
+  testing::Seeds seeds;
+  for (const testing::Dims& d : kShapes)
+    for (const Scalars& s : kScalars) {
+      const std::uint64_t seed = seeds.next();
+      SCOPED_TRACE(seeds.describe(seed));
+      check_problem(*v,
+                    {.m = d.m, .n = d.n, .k = d.k, .op_a = op_a, .op_b = op_b, .layout = layout,
+                     .ld_padding = s.pad, .alpha = s.alpha, .beta = s.beta, .seed = seed, .nan_c = s.beta == 0.0},
+                    Check::Tolerance);
+    }
+}
+
+// Test names allow only letters, digits and underscores.
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  const auto [name, op_a, op_b, layout] = info.param;
+  std::string text = fmt::format("{}_{}{}_{}", name, to_string(op_a), to_string(op_b), to_string(layout));
+  for (char& ch : text)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return text;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTranspositionsAndLayouts, C16,
+                         ::testing::Combine(::testing::ValuesIn(kC16Variants), ::testing::ValuesIn(testing::kOps),
+                                            ::testing::ValuesIn(testing::kOps), ::testing::ValuesIn(testing::kLayouts)),
+                         case_name);
+
+// Integers in [-4, 4]: the float32 sums are exact, and so is the epilogue with power-of-two
+// alpha and beta, so each element must be the reference rounded once, to nearest even (bf16
+// keeps integers exact only to 256 and f16 to 2048: the larger results round, ties
+// included). With beta = 0, alpha = 1.1f (24 significant bits) makes almost every element
+// round: alpha * acc to float32 (as the reference's value does when it is made a float), then
+// to the output type.
+TEST(C16, RungRoundsOnceToNearestEven) {
+  if (!cuda_device_present()) GTEST_SKIP() << kNoDevice;
+  const std::vector<const Variant*> rungs = runnable(kC16Rungs);
+  if (rungs.empty()) GTEST_SKIP() << "no mma_sync rung runs here";
+  constexpr testing::Dims kExactShapes[] = {{127, 129, 65}, {136, 264, 129}, {33, 17, 1}};
+  testing::Seeds seeds;
+  for (const Variant* v : rungs) {
+    for (Op op_a : testing::kOps)
+      for (Op op_b : testing::kOps)
+        for (Layout layout : testing::kLayouts)
+          for (const testing::Dims& d : kExactShapes)
+            for (const auto& [alpha, beta, pad] : {Scalars{double{1.1f}, 0.0, 0}, Scalars{0.5, -2.0, 3}}) {
+              const std::uint64_t seed = seeds.next();
+              SCOPED_TRACE(seeds.describe(seed));
+              check_problem(*v,
+                            {.m = d.m, .n = d.n, .k = d.k, .op_a = op_a, .op_b = op_b, .layout = layout,
+                             .ld_padding = pad, .alpha = alpha, .beta = beta, .seed = seed,
+                             .distribution = Distribution::Integer, .nan_c = beta == 0.0},
+                            Check::Exact);
+            }
+  }
+}
+
+// The types each variant declares and checks, and the model's C at 2 bytes an element.
+TEST(C16, DeclaresItsTypes) {
+  if (!cuda_device_present()) GTEST_SKIP() << kNoDevice;
+  const std::vector<const Variant*> c16 = runnable(kC16Variants);
+  if (c16.empty()) GTEST_SKIP() << "none of them runs here";
+  for (const Variant* v : c16) {
+    const std::string& name = v->name;
+    const DType input = v->input;
+    EXPECT_TRUE(input == DType::BF16 || input == DType::F16) << name;
+    EXPECT_EQ(v->output, input) << name;
+    EXPECT_TRUE(v->precision() == *precision_for(input, input)) << name;
+    EXPECT_NE(v->technique.find(std::string(to_string(input)) + (v->anchor ? " out" : " C")), std::string::npos)
+        << name << ": " << v->technique;
+    testing::HostProblem hp = testing::make_host_problem({.m = 64, .n = 48, .k = 32, .beta = 0.5});
+    testing::Encoded ab;
+    testing::store_as(hp, input, ab);
+    GemmProblem p = hp.problem;
+    p.compute = v->compute;
+    // A float32 C is the f32-C variant's, not this one's.
+    const Status f32_c = v->can_implement(p);
+    EXPECT_EQ(f32_c.code(), StatusCode::NotSupported) << name << ": " << f32_c.describe();
+    p.c.dtype = input;
+    EXPECT_TRUE(v->can_implement(p).is_ok()) << name;
+    if (v->model) {
+      const Traffic t = v->model(p);
+      EXPECT_EQ(t.global_store_bytes, 64.0 * 48.0 * 2.0) << name;
+    }
+  }
+}
+
+// Each named configuration of the rungs, bound (gemmlab::configure), stays a 16-bit-C rung
+// of the same name and types, and runs on every transposition, rows 16-byte aligned (pad 8
+// on a multiple of 8: cp.async and paired stores) and not (guarded loads, single stores).
+TEST(C16, EveryRungConfiguration) {
+  if (!cuda_device_present()) GTEST_SKIP() << kNoDevice;
+  const std::vector<const Variant*> rungs = runnable(kC16Rungs);
+  if (rungs.empty()) GTEST_SKIP() << "no mma_sync rung runs here";
+  testing::Seeds seeds;
+  for (const Variant* v : rungs) {
+    ASSERT_GT(v->configs.size(), 1u) << v->name;
+    for (const NamedConfig& named : v->configs) {
+      Variant configured;
+      const Status bound = configure(*v, named.name, configured);
+      ASSERT_TRUE(bound.is_ok()) << bound.describe();
+      EXPECT_EQ(configured.name, v->name);
+      EXPECT_EQ(configured.config_name, named.name);
+      EXPECT_TRUE(configured.precision() == v->precision()) << named.name;
+      EXPECT_EQ(configured.technique, v->technique);
+      for (Op op_a : testing::kOps)
+        for (Op op_b : testing::kOps)
+          for (const auto& [d, pad] : {std::pair{testing::Dims{296, 264, 136}, std::int64_t{8}},
+                                       std::pair{testing::Dims{301, 259, 67}, std::int64_t{0}}}) {
+            const std::uint64_t seed = seeds.next();
+            SCOPED_TRACE(seeds.describe(seed));
+            check_problem(configured,
+                          {.m = d.m, .n = d.n, .k = d.k, .op_a = op_a, .op_b = op_b, .ld_padding = pad,
+                           .alpha = 0.75, .beta = 0.5, .seed = seed},
+                          Check::Tolerance, /*may_refuse_smem=*/named.name != "auto");
+          }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gemmlab
