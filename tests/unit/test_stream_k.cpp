@@ -99,23 +99,6 @@ TEST(StreamK, EveryStepOnceAndOwnersFirst) {
       for (int k_steps : {1, 3, 16, 65}) check_schedule(units, clusters, k_steps);
 }
 
-// A small problem: every K step in the tail, on as many clusters as give each kMinSteps.
-TEST(StreamK, SpreadCutsSmallProblemsOverFewerClusters) {
-  const Schedule s = spread(16, 66, 16);  // 1000^3 bf16: 16 units of 16 steps
-  ASSERT_TRUE(s.has_tail());
-  EXPECT_EQ(s.clusters, 64);
-  EXPECT_EQ(s.dp_units, 0);
-  EXPECT_EQ(s.tail_steps, 256);
-  check_schedule(16, 64, 16);  // spread() is with_tail() on the clusters it uses
-  EXPECT_FALSE(spread(66, 66, 16).has_tail());  // as many units as clusters: rounds
-  EXPECT_FALSE(spread(3, 66, 4).has_tail());    // 3 clusters of 4 steps: no more than the units
-  EXPECT_EQ(spread(64, 66, 32).clusters, 66);   // 2048^3 bf16: steps enough for all
-  EXPECT_TRUE(spread_pays(16, 66, 16));   // 4 steps a cluster + 6 against 16
-  EXPECT_FALSE(spread_pays(64, 66, 32));  // 32 steps a cluster: nothing to gain
-  EXPECT_FALSE(spread_pays(4, 66, 8));    // 512^3 bf16: 4 + 6 against 8
-  EXPECT_FALSE(spread_pays(0, 66, 8));
-}
-
 TEST(StreamK, ClusterOfMatchesTheRanges) {
   const Schedule s = with_tail(1024, 66, 128);
   ASSERT_TRUE(s.has_tail());

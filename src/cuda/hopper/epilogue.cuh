@@ -161,6 +161,24 @@ __device__ __forceinline__ void store_straddling_chunk(const float (&r)[128], co
   store_chunk_from_registers<Out, PermutedRows, kEpilogueCols<Out>>(r, e, Q, row0, col);
 }
 
+// Chunk q of a consumer warpgroup's tile, written into a free staging buffer by
+// stage(buffer) and stored by TMA from thread 0 of the warpgroup at (col, row0).
+template <class Stage>
+__device__ __forceinline__ void store_chunk_tma(int q, const CUtensorMap* map_c, unsigned char* buffers, int row0,
+                                                int col, int warpgroup, Stage&& stage) {
+  const bool issuer = threadIdx.x % kWarpgroup == 0;
+  const int barrier = 1 + warpgroup;  // named barrier 0 is __syncthreads
+  unsigned char* buffer = free_epilogue_buffer(buffers, q, issuer, barrier);
+  stage(buffer);
+  ptx::fence_proxy_async(ptx::space_shared);  // the writes, visible to the TMA engine
+  arch::named_barrier_sync(barrier, kWarpgroup);
+  if (issuer) {
+    const std::int32_t at[2] = {col, row0};
+    ptx::cp_async_bulk_tensor(ptx::space_global, ptx::space_shared, map_c, at, buffer);
+    ptx::cp_async_bulk_commit_group();
+  }
+}
+
 // The TMA-store epilogue of one consumer warpgroup: its 64 x 256 tile of C goes out 128
 // bytes of each row at a time. The warpgroup stages a chunk (stage_chunk), and one thread stores it
 // with TMA, which clips what lies below C, while the warpgroup fills the other buffer. The
@@ -181,8 +199,6 @@ template <class Out, bool PermutedRows, bool AddC, bool StraddleAfter>
 __device__ __forceinline__ void store_chunks_tma(const float (&r)[128], const Epilogue& e, const CUtensorMap* map_c,
                                                  unsigned char* buffers, int row0, int col0, int warpgroup) {
   constexpr int kCols = kEpilogueCols<Out>;
-  const bool issuer = threadIdx.x % kWarpgroup == 0;
-  const int barrier = 1 + warpgroup;  // named barrier 0 is __syncthreads
 #pragma unroll
   for (int q = 0; q < kBN / kCols; ++q) {
     const int col = col0 + q * kCols;
@@ -191,15 +207,8 @@ __device__ __forceinline__ void store_chunks_tma(const float (&r)[128], const Ep
       if (!StraddleAfter && col < e.n) store_chunk_from_registers<Out, PermutedRows, kCols>(r, e, q, row0, col);
       continue;
     }
-    unsigned char* buffer = free_epilogue_buffer(buffers, q, issuer, barrier);
-    stage_chunk<Out, PermutedRows>(r, e, buffer, q, row0, col, AddC);
-    ptx::fence_proxy_async(ptx::space_shared);  // the writes, visible to the TMA engine
-    arch::named_barrier_sync(barrier, kWarpgroup);
-    if (issuer) {
-      const std::int32_t at[2] = {col, row0};
-      ptx::cp_async_bulk_tensor(ptx::space_global, ptx::space_shared, map_c, at, buffer);
-      ptx::cp_async_bulk_commit_group();
-    }
+    store_chunk_tma(q, map_c, buffers, row0, col, warpgroup,
+                    [&](unsigned char* buffer) { stage_chunk<Out, PermutedRows>(r, e, buffer, q, row0, col, AddC); });
   }
   if constexpr (StraddleAfter) {
     const int cols_left = e.n - col0;  // > 0: the tile starts inside C
@@ -218,6 +227,69 @@ __device__ __forceinline__ void store_tile_tma(const float (&r)[128], const Epil
     store_chunks_tma<Out, PermutedRows, true, StraddleAfter>(r, e, map_c, buffers, row0, col0, warpgroup);
   else
     store_chunks_tma<Out, PermutedRows, false, StraddleAfter>(r, e, map_c, buffers, row0, col0, warpgroup);
+}
+
+// ---- the deferred epilogue: a 2-byte C, beta = 0 ---------------------------------------------
+// Stored at the end of its tile, C costs the tensor cores the whole epilogue (a probe that
+// skipped storing C ran 4-5 % faster at 4096^3). A 2-byte C's last kHeldChunks chunks fit in
+// registers beside the accumulators: a tile that needs no C read and no chunk from registers
+// stores its first chunks (store_first_chunks), rounds the others into `held` (hold_chunks),
+// and the next tile's MMAs start; the held chunks go out one per K step of the next tile
+// while the tensor cores work (store_held_chunk; kernel.cuh's consume).
+constexpr int kHeldChunks = 2;
+constexpr int kHeldRegs = kHeldChunks * kEpilogueCols<__nv_bfloat16> / 4;  // pairs of 2-byte C: 16 a chunk
+
+// Whether a warpgroup's tile at column col0 can be held: TMA-stored, beta = 0, and no chunk
+// straddling C's last column.
+__device__ __forceinline__ bool holdable(const Epilogue& e, int col0) {
+  return e.tma_store && e.beta == 0.0f && col0 + kBN <= e.n;
+}
+
+template <class Out>
+constexpr int kFirstHeldChunk = kBN / kEpilogueCols<Out> - kHeldChunks;
+
+template <class Out>
+__device__ __forceinline__ void store_first_chunks(const float (&r)[128], const Epilogue& e, const CUtensorMap* map_c,
+                                                   unsigned char* buffers, int row0, int col0, int warpgroup) {
+#pragma unroll
+  for (int q = 0; q < kFirstHeldChunk<Out>; ++q) {
+    const int col = col0 + q * kEpilogueCols<Out>;
+    store_chunk_tma(q, map_c, buffers, row0, col, warpgroup,
+                    [&](unsigned char* buffer) { stage_chunk<Out, false>(r, e, buffer, q, row0, col, false); });
+  }
+}
+
+// Held pair 16 * (q - first) + 2 jj + h: chunk q's accumulators 4j + 2h and 4j + 2h + 1, j = 8q + jj.
+template <class Out>
+__device__ __forceinline__ void hold_chunks(const float (&r)[128], float alpha, std::uint32_t (&held)[kHeldRegs]) {
+  static_assert(sizeof(CPair<Out>) == sizeof(std::uint32_t), "a 2-byte C");
+  constexpr int kFirstPair = 2 * kFirstHeldChunk<Out> * (kEpilogueCols<Out> / 8);
+#pragma unroll
+  for (int i = 0; i < kHeldRegs; ++i) {
+    const int p = kFirstPair + i;  // pair p: accumulators 2p, 2p + 1
+    const CPair<Out> pair = arch::CElement<Out>::narrow2(make_float2(alpha * r[2 * p], alpha * r[2 * p + 1]));
+    held[i] = *reinterpret_cast<const std::uint32_t*>(&pair);
+  }
+}
+
+// Held chunk q (kFirstHeldChunk <= q), staged as stage_chunk would. q must be a constant where
+// it is called (unrolled loops): registers can only be named by constants.
+template <class Out>
+__device__ __forceinline__ void store_held_chunk(const std::uint32_t (&held)[kHeldRegs], int q, const CUtensorMap* map_c,
+                                                 unsigned char* buffers, int row0, int col0, int warpgroup) {
+  constexpr int kGroups = kEpilogueCols<Out> / 8;
+  const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
+  store_chunk_tma(q, map_c, buffers, row0, col0 + q * kEpilogueCols<Out>, warpgroup, [&](unsigned char* buffer) {
+#pragma unroll
+    for (int jj = 0; jj < kGroups; ++jj)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = accumulator_row<false>(warp, lane, h);
+        const int byte = static_cast<int>(sizeof(Out)) * (8 * jj + 2 * (lane % 4));
+        *reinterpret_cast<std::uint32_t*>(buffer + row * kRowBytes + ((byte / 16) ^ (row % 8)) * 16 + byte % 16) =
+            held[2 * ((q - kFirstHeldChunk<Out>) * kGroups + jj) + h];
+      }
+  });
 }
 
 // The warp-stored epilogue, for a C that TMA cannot address (row pitch or base not a

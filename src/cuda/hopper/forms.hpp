@@ -101,9 +101,9 @@ Form form_of(const RowMajorGemm& g, const Options& o, bool split, int k_steps, b
   // where it pays, from the clusters one block per SM makes (as many as launch_config's
   // grid on an H100: 66).
   const bool has_tail = !split && f.cluster_m == 2 && addressable;
-  const int units = static_cast<int>(ceil_div(g.m, kBM * 2) * ceil_div(g.n, kBN)), clusters = device_sm_count() / 2;
   const bool tail_pays = o.auto_tail && has_tail &&
-                         (stream_k::tail_pays(units, clusters, k_steps) || stream_k::spread_pays(units, clusters, k_steps));
+                         stream_k::tail_pays(static_cast<int>(ceil_div(g.m, kBM * 2) * ceil_div(g.n, kBN)),
+                                             device_sm_count() / 2, k_steps);
   f.stream_k = has_tail && (o.stream_k || tail_pays);
   // By default, clusters of 2 only where they pay. Each stage of a cluster waits for both
   // blocks' consumers to hand it back and for both producers' copies, and that coupling
@@ -240,9 +240,8 @@ Status launch_config(const RowMajorGemm& g, int k_tiles, LaunchAttributes& attri
   const int units = ceil_div(g.m, kBM * kClusterM) * ceil_div(g.n, kBN);
   if constexpr (I::kStreamK) {
     plan = stream_k::with_tail(units, resident, k_tiles);
-    if (!plan.has_tail()) plan = stream_k::spread(units, resident, k_tiles);  // a small problem
     if (plan.has_tail()) {
-      config.gridDim = dim3(plan.clusters * kClusterM);
+      config.gridDim = dim3(resident * kClusterM);
       config.numAttrs = 2;
       return Status::ok();
     }

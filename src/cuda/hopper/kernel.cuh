@@ -25,6 +25,7 @@
 #include <cuda/ptx>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/arch/cluster.cuh"
 #include "cuda/arch/grid_dependency.cuh"
@@ -99,6 +100,10 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
   constexpr bool kWarpStore = !kRegisterA && !Promote && !StreamK;
   // A stored k x m (TransA) is M-major; B stored k x n (not TransB) is N-major.
   constexpr int kMnMajorA = TransA ? 1 : 0, kMnMajorB = TransB ? 0 : 1;
+  // A 2-byte C: a tile's last chunks are stored during the next tile's first K steps
+  // (epilogue.cuh). (In the stream-K kernels ptxas then serialised the wgmmas, C7515.)
+  using Out = typename E::Output;
+  constexpr bool kDefer = !std::is_same_v<Out, float> && !Promote && !kRegisterA && !StreamK;
   const int warpgroup = threadIdx.x / kWarpgroup;
   const int lane = threadIdx.x % 32;
   // One arrival per warp on the stage's `empty` barrier of every block of the cluster.
@@ -123,6 +128,12 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
   // Promote: only the last pass (big·big) needs it; the small passes come first, while the
   // sums are about 2^-11 of their final size, so what their truncation loses is negligible.
   const int promote_from = Promote ? (schedule.segments - 1) * schedule.k_tiles : k_tiles;
+  unsigned char* buffers = s.epilogue_buffers + warpgroup * kEpilogueBuffers * kEpilogueBufferBytes;
+  // The tile held for storing (kDefer): alpha * acc in C's type, and where it goes.
+  std::uint32_t held[kHeldRegs];
+  bool pending = false;
+  int held_row0 = 0, held_col0 = 0;
+  const auto store_held = [&](int q) { store_held_chunk<Out>(held, q, map_c, buffers, held_row0, held_col0, warpgroup); };
   stream_k::Cursor cursor(plan, cluster);
   stream_k::Work work;
   while (cursor.next(work)) {
@@ -184,20 +195,42 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
       if (kt < mma_end) mma_stage(kt, frag[0], frag[1]);
     } else {
       std::uint32_t none[kFragmentRegs];
-      for (int kt = work.k_begin; kt < mma_end; ++kt) mma_stage(kt, none, none);
+      int kt = work.k_begin;
+      if constexpr (kDefer)
+        if (pending) {  // the held tile's chunks, one after each of the first K steps
+#pragma unroll
+          for (int q = kFirstHeldChunk<Out>; q < kBN / kEpilogueCols<Out>; ++q) {
+            if (kt < mma_end) mma_stage(kt++, none, none);
+            store_held(q);
+          }
+          pending = false;
+        }
+      for (; kt < mma_end; ++kt) mma_stage(kt, none, none);
     }
     arch::wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < 128; ++i) arch::fence_accumulator(acc[i]);
     if (previous >= 0) release(previous);
+    if constexpr (kDefer) {
+      const int row0 = tm * kBM + warpgroup * kEpilogueRows, col0 = tn * kBN;
+      if (work.whole(k_tiles) && holdable(e, col0)) {
+        if (row0 < e.m) {  // (rows below C: nothing to store)
+          store_first_chunks<Out>(acc, e, map_c, buffers, row0, col0, warpgroup);
+          hold_chunks<Out>(acc, e.alpha, held);
+          pending = true;
+          held_row0 = row0;
+          held_col0 = col0;
+        }
+        continue;
+      }
+    }
 
     // The unit's sums: stored; or, for a piece of a stream-K tail unit, left as a partial,
     // and by the piece that arrives last added to the others' partials and stored.
     const auto finish = [&](float (&r)[128]) {
       if constexpr (StreamK)
         if (!work.whole(k_tiles) && !fix_up<ClusterM>(r, sk, plan, work, cluster, rank, s.tail_last)) return;
-      unsigned char* buffers = s.epilogue_buffers + warpgroup * kEpilogueBuffers * kEpilogueBufferBytes;
-      store_tile<typename E::Output, kRegisterA, kWarpStore, E::kMnMajor>(
+      store_tile<Out, kRegisterA, kWarpStore, E::kMnMajor>(
           r, e, map_c, buffers, tm * kBM + warpgroup * kEpilogueRows, tn * kBN, warpgroup);
     };
     if constexpr (Promote) {
@@ -230,6 +263,10 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
       finish(acc);
     }
   }
+  if constexpr (kDefer)
+    if (pending)
+#pragma unroll
+      for (int q = kFirstHeldChunk<Out>; q < kBN / kEpilogueCols<Out>; ++q) store_held(q);
   // Shared memory must outlive the TMA stores that read it (issued by thread 0 of each
   // warpgroup).
   if (e.tma_store && lane == 0) ptx::cp_async_bulk_wait_group(ptx::n32_t<0>{});

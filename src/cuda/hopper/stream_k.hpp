@@ -96,30 +96,6 @@ GEMMLAB_STREAM_K_HD constexpr Schedule with_tail(int units, int clusters, int k_
   return s;
 }
 
-// Fewer units than clusters, and too few K steps to give every cluster kMinSteps (a small
-// problem: 1000^3 in bf16 is 16 units of 16 steps for 66 clusters): whole units would leave
-// most clusters idle for the whole kernel. Spread, every K step is in the tail, cut into
-// ranges of at least kMinSteps on as many clusters as that allows (1000^3 bf16: 64 of 4
-// steps). Rounds only where that leaves no more clusters than units.
-GEMMLAB_STREAM_K_HD constexpr Schedule spread(int units, int clusters, int k_steps) {
-  if (units < 1 || k_steps < 1 || units >= clusters) return rounds_only(units, clusters, k_steps);
-  const long long fit = static_cast<long long>(units) * k_steps / kMinSteps;
-  const int used = fit < clusters ? static_cast<int>(fit) : clusters;
-  if (used <= units) return rounds_only(units, clusters, k_steps);
-  return with_tail(units, used, k_steps);
-}
-
-// Whether spreading pays where the choice is left to the kernel: one round of whole units
-// takes k_steps; spread, a cluster's range plus about kSpreadCostSteps for its partial and
-// the fix-up of the unit it finishes (a few 128 KiB partials through L2).
-inline constexpr long long kSpreadCostSteps = 6;
-GEMMLAB_STREAM_K_HD constexpr bool spread_pays(int units, int clusters, int k_steps) {
-  const Schedule s = spread(units, clusters, k_steps);
-  if (!s.has_tail()) return false;
-  const long long range = (s.tail_steps + s.clusters - 1) / s.clusters;
-  return range + kSpreadCostSteps <= k_steps;
-}
-
 // One piece of a cluster's work: K steps [k_begin, k_end) of `unit`.
 struct Work {
   int unit = 0, k_begin = 0, k_end = 0;
