@@ -73,7 +73,9 @@ def plot_bench(paths, out, title=None):
             order.append(r["variant"])
     sizes = sorted({r["m"] for r in records})
     device = docs[0]["device"].get("gpu") or docs[0]["device"].get("cpu", "")
-    dtypes = "/".join(sorted({r["dtype"] for r in records}))
+    # "bf16", or "bf16, C in bf16" where C is stored in another type than float32 (out_dtype).
+    dtypes = "/".join(sorted({r["dtype"] + (f", C in {r['out_dtype']}" if r.get("out_dtype", "f32") != "f32" else "")
+                              for r in records}))
     colors = plt.get_cmap("tab20").colors
     if len(sizes) <= 4:
         # Few sizes: one group of bars per rung, one bar per size, the anchor hatched.

@@ -65,7 +65,10 @@ def float64(x):
 def host(x) -> np.ndarray:
     module = type(x).__module__.split(".")[0]
     if module == "torch":
-        return x.detach().cpu().numpy()
+        x = x.detach().cpu()
+        if str(x.dtype) == "torch.bfloat16":  # NumPy has no bfloat16; widening to float32 is exact
+            x = x.float()
+        return x.numpy()
     if module == "cupy":
         return x.get()
     return np.asarray(x)

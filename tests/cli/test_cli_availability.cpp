@@ -69,8 +69,8 @@ TEST(CliAvailability, NamingARungThatCannotRunHereIsAUsageError) {
     if (v.at("runs_here").get<bool>()) continue;
     const std::string name = v.at("name");
     for (const char* command : {"bench", "verify"}) {
-      std::vector<std::string> args = {command, "--backend", "cuda", "--variants", name, "--dtype", dtype_of(v),
-                                       "--sizes", "64"};
+      std::vector<std::string> args = {command,     "--backend",   "cuda",          "--variants", name,   "--dtype",
+                                       dtype_of(v), "--out-dtype", v.at("output"), "--sizes",    "64"};
       const ProgramRun run = gemmlab(std::string(command) == "bench" ? quick(args) : args);
       EXPECT_EQ(run.exit_code, 2) << explain(run);
       EXPECT_NE(run.err.find(name), std::string::npos) << explain(run);
@@ -90,7 +90,7 @@ TEST(CliAvailability, BenchSkipsWhatCannotRunAndNamesIt) {
     const ProgramRun run = gemmlab({"verify", "--backend", "cuda", "--dtype", dtype, "--sizes", "67", "--format", "json"});
     ASSERT_EQ(run.exit_code, 0) << explain(run);
     for (const auto& v : listed) {
-      if (dtype_of(v) != dtype) continue;
+      if (dtype_of(v) != dtype || v.at("output") != "f32") continue;  // (C in f32: no --out-dtype)
       const std::string name = v.at("name");
       EXPECT_NE(run.out.find("\"" + name + "\""), std::string::npos) << name << "\n" << explain(run);
       if (!v.at("runs_here").get<bool>()) {
