@@ -258,6 +258,16 @@ TEST(Wgmma, Bf16LargeAgainstTheReference) {
   }
 }
 
+// tf32 with A K-major and several tiles per block, beta = 0: the last chunk of each tile is
+// held and stored during the next tile's K steps (epilogue.cuh); the last column of tiles
+// straddles C's edge and is stored at once. NT row-major and the column-major equivalent.
+TEST(Wgmma, Tf32HeldChunksAcrossTiles) {
+  REQUIRE_HOPPER();
+  const Variant t = cuda::wgmma_ws_tf32_variant();
+  check_case(t, {2048, 4349, 200, Op::N, Op::T, Layout::RowMajor, 1.5, 0.0, 3}, fresh_seed());
+  check_case(t, {4349, 2048, 160, Op::T, Op::N, Layout::ColMajor, -1.0, 0.0, 0}, fresh_seed());
+}
+
 // Rows TMA cannot address (ld not a multiple of 16 bytes, or a misaligned base) are copied
 // into a padded workspace first: still correct, and explain names the copy with the kernel.
 TEST(Wgmma, OperandsTmaCannotAddressArePadded) {

@@ -19,6 +19,7 @@
 #include <cuda/ptx>
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "cuda/arch/cluster.cuh"
@@ -229,24 +230,35 @@ __device__ __forceinline__ void store_tile_tma(const float (&r)[128], const Epil
     store_chunks_tma<Out, PermutedRows, false, StraddleAfter>(r, e, map_c, buffers, row0, col0, warpgroup);
 }
 
-// ---- the deferred epilogue: a 2-byte C, beta = 0 ---------------------------------------------
+// ---- the held chunks: beta = 0 --------------------------------------------------------------
 // Stored at the end of its tile, C costs the tensor cores the whole epilogue (a probe that
-// skipped storing C ran 4-5 % faster at 4096^3). A 2-byte C's last kHeldChunks chunks fit in
-// registers beside the accumulators: a tile that needs no C read and no chunk from registers
-// stores its first chunks (store_first_chunks), rounds the others into `held` (hold_chunks),
-// and the next tile's MMAs start; the held chunks go out one per K step of the next tile
-// while the tensor cores work (store_held_chunk; kernel.cuh's consume).
-constexpr int kHeldChunks = 2;
-constexpr int kHeldRegs = kHeldChunks * kEpilogueCols<__nv_bfloat16> / 4;  // pairs of 2-byte C: 16 a chunk
+// skipped storing C ran 4-5 % faster at 4096^3). The last kHeldChunks chunks of a tile fit in
+// registers beside the accumulators (16 words a chunk: 64 two-byte or 32 float columns of 64
+// rows over 128 threads): a tile that needs no C read and no chunk from registers stores
+// its first chunks (store_first_chunks), keeps alpha * acc of the others in C's type in
+// `held` (hold_chunks), and the next tile's MMAs start; the held chunks go out one after
+// each of the next tile's first K steps, while the tensor cores work (store_held_chunk;
+// kernel.cuh's consume).
+// Two chunks of a 2-byte C; one of a float C, whose kernels also carry the warp-stored
+// epilogue (with two, they spilled 12 bytes).
+template <class Out>
+constexpr int kHeldChunks = sizeof(Out) == 2 ? 2 : 1;
+constexpr int kChunkWords = kEpilogueRows * kRowBytes / 4 / kWarpgroup;  // a thread's words of a chunk: 16
+template <class Out>
+constexpr int kHeldRegs = kHeldChunks<Out> * kChunkWords;
 
-// Whether a warpgroup's tile at column col0 can be held: TMA-stored, beta = 0, and no chunk
-// straddling C's last column.
+// Whether a warpgroup's tile at column col0 can be held: TMA-stored as C's rows, beta = 0,
+// and no chunk straddling C's last column.
 __device__ __forceinline__ bool holdable(const Epilogue& e, int col0) {
-  return e.tma_store && e.beta == 0.0f && col0 + kBN <= e.n;
+  return e.tma_store && !e.c_transposed && e.beta == 0.0f && col0 + kBN <= e.n;
 }
 
 template <class Out>
-constexpr int kFirstHeldChunk = kBN / kEpilogueCols<Out> - kHeldChunks;
+constexpr int kFirstHeldChunk = kBN / kEpilogueCols<Out> - kHeldChunks<Out>;
+template <class Out>
+constexpr int kPairWords = static_cast<int>(sizeof(CPair<Out>) / sizeof(std::uint32_t));  // 2 float, 1 two-byte
+template <class Out>
+constexpr int kChunkPairs = kChunkWords / kPairWords<Out>;  // pair 2j + h: accumulators 4j + 2h, 4j + 2h + 1
 
 template <class Out>
 __device__ __forceinline__ void store_first_chunks(const float (&r)[128], const Epilogue& e, const CUtensorMap* map_c,
@@ -259,23 +271,22 @@ __device__ __forceinline__ void store_first_chunks(const float (&r)[128], const 
   }
 }
 
-// Held pair 16 * (q - first) + 2 jj + h: chunk q's accumulators 4j + 2h and 4j + 2h + 1, j = 8q + jj.
+// Held words kPairWords * i ...: pair kChunkPairs * kFirstHeldChunk + i, in C's type.
 template <class Out>
-__device__ __forceinline__ void hold_chunks(const float (&r)[128], float alpha, std::uint32_t (&held)[kHeldRegs]) {
-  static_assert(sizeof(CPair<Out>) == sizeof(std::uint32_t), "a 2-byte C");
-  constexpr int kFirstPair = 2 * kFirstHeldChunk<Out> * (kEpilogueCols<Out> / 8);
+__device__ __forceinline__ void hold_chunks(const float (&r)[128], float alpha, std::uint32_t (&held)[kHeldRegs<Out>]) {
+  constexpr int kFirstPair = kChunkPairs<Out> * kFirstHeldChunk<Out>;
 #pragma unroll
-  for (int i = 0; i < kHeldRegs; ++i) {
-    const int p = kFirstPair + i;  // pair p: accumulators 2p, 2p + 1
+  for (int i = 0; i < kHeldRegs<Out> / kPairWords<Out>; ++i) {
+    const int p = kFirstPair + i;
     const CPair<Out> pair = arch::CElement<Out>::narrow2(make_float2(alpha * r[2 * p], alpha * r[2 * p + 1]));
-    held[i] = *reinterpret_cast<const std::uint32_t*>(&pair);
+    std::memcpy(&held[kPairWords<Out> * i], &pair, sizeof pair);
   }
 }
 
 // Held chunk q (kFirstHeldChunk <= q), staged as stage_chunk would. q must be a constant where
 // it is called (unrolled loops): registers can only be named by constants.
 template <class Out>
-__device__ __forceinline__ void store_held_chunk(const std::uint32_t (&held)[kHeldRegs], int q, const CUtensorMap* map_c,
+__device__ __forceinline__ void store_held_chunk(const std::uint32_t (&held)[kHeldRegs<Out>], int q, const CUtensorMap* map_c,
                                                  unsigned char* buffers, int row0, int col0, int warpgroup) {
   constexpr int kGroups = kEpilogueCols<Out> / 8;
   const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
@@ -286,8 +297,10 @@ __device__ __forceinline__ void store_held_chunk(const std::uint32_t (&held)[kHe
       for (int h = 0; h < 2; ++h) {
         const int row = accumulator_row<false>(warp, lane, h);
         const int byte = static_cast<int>(sizeof(Out)) * (8 * jj + 2 * (lane % 4));
-        *reinterpret_cast<std::uint32_t*>(buffer + row * kRowBytes + ((byte / 16) ^ (row % 8)) * 16 + byte % 16) =
-            held[2 * ((q - kFirstHeldChunk<Out>) * kGroups + jj) + h];
+        const int word = kPairWords<Out> * ((q - kFirstHeldChunk<Out>) * kChunkPairs<Out> + 2 * jj + h);
+        CPair<Out> pair;
+        std::memcpy(&pair, &held[word], sizeof pair);
+        *reinterpret_cast<CPair<Out>*>(buffer + row * kRowBytes + ((byte / 16) ^ (row % 8)) * 16 + byte % 16) = pair;
       }
   });
 }

@@ -100,10 +100,11 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
   constexpr bool kWarpStore = !kRegisterA && !Promote && !StreamK;
   // A stored k x m (TransA) is M-major; B stored k x n (not TransB) is N-major.
   constexpr int kMnMajorA = TransA ? 1 : 0, kMnMajorB = TransB ? 0 : 1;
-  // A 2-byte C: a tile's last chunks are stored during the next tile's first K steps
-  // (epilogue.cuh). (In the stream-K kernels ptxas then serialised the wgmmas, C7515.)
+  // A tile's last chunks of C are stored during the next tile's first K steps (epilogue.cuh).
+  // (In the stream-K kernels ptxas then serialised the wgmmas, C7515; with A in registers or
+  // promoted sums there are no registers for them.)
   using Out = typename E::Output;
-  constexpr bool kDefer = !std::is_same_v<Out, float> && !Promote && !kRegisterA && !StreamK;
+  constexpr bool kDefer = !Promote && !kRegisterA && !StreamK;
   const int warpgroup = threadIdx.x / kWarpgroup;
   const int lane = threadIdx.x % 32;
   // One arrival per warp on the stage's `empty` barrier of every block of the cluster.
@@ -130,10 +131,10 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
   const int promote_from = Promote ? (schedule.segments - 1) * schedule.k_tiles : k_tiles;
   unsigned char* buffers = s.epilogue_buffers + warpgroup * kEpilogueBuffers * kEpilogueBufferBytes;
   // The tile held for storing (kDefer): alpha * acc in C's type, and where it goes.
-  std::uint32_t held[kHeldRegs];
+  std::uint32_t held_chunks[kHeldRegs<Out>];
   bool pending = false;
   int held_row0 = 0, held_col0 = 0;
-  const auto store_held = [&](int q) { store_held_chunk<Out>(held, q, map_c, buffers, held_row0, held_col0, warpgroup); };
+  const auto store_held = [&](int q) { store_held_chunk<Out>(held_chunks, q, map_c, buffers, held_row0, held_col0, warpgroup); };
   stream_k::Cursor cursor(plan, cluster);
   stream_k::Work work;
   while (cursor.next(work)) {
@@ -216,7 +217,7 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
       if (work.whole(k_tiles) && holdable(e, col0)) {
         if (row0 < e.m) {  // (rows below C: nothing to store)
           store_first_chunks<Out>(acc, e, map_c, buffers, row0, col0, warpgroup);
-          hold_chunks<Out>(acc, e.alpha, held);
+          hold_chunks<Out>(acc, e.alpha, held_chunks);
           pending = true;
           held_row0 = row0;
           held_col0 = col0;
