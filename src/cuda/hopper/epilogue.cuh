@@ -239,13 +239,14 @@ __device__ __forceinline__ void store_tile_tma(const float (&r)[128], const Epil
 // `held` (hold_chunks), and the next tile's MMAs start; the held chunks go out one after
 // each of the next tile's first K steps, while the tensor cores work (store_held_chunk;
 // kernel.cuh's consume).
-// Two chunks of a 2-byte C; one of a float C, whose kernels also carry the warp-stored
-// epilogue (with two, they spilled 12 bytes).
-template <class Out>
-constexpr int kHeldChunks = sizeof(Out) == 2 ? 2 : 1;
+// How many: two chunks of a 2-byte C; one of a float C, whose kernels also carry the
+// warp-stored epilogue, or in the stream-K kernels, which also carry the fix-up (with two,
+// they spilled 8-12 bytes).
+template <class Out, bool StreamK>
+constexpr int kHeldChunks = sizeof(Out) == 2 && !StreamK ? 2 : 1;
 constexpr int kChunkWords = kEpilogueRows * kRowBytes / 4 / kWarpgroup;  // a thread's words of a chunk: 16
-template <class Out>
-constexpr int kHeldRegs = kHeldChunks<Out> * kChunkWords;
+template <int Chunks>
+using HeldChunks = std::uint32_t[Chunks * kChunkWords];
 
 // Whether a warpgroup's tile at column col0 can be held: TMA-stored as C's rows, beta = 0,
 // and no chunk straddling C's last column.
@@ -253,18 +254,18 @@ __device__ __forceinline__ bool holdable(const Epilogue& e, int col0) {
   return e.tma_store && !e.c_transposed && e.beta == 0.0f && col0 + kBN <= e.n;
 }
 
-template <class Out>
-constexpr int kFirstHeldChunk = kBN / kEpilogueCols<Out> - kHeldChunks<Out>;
+template <class Out, int Chunks>
+constexpr int kFirstHeldChunk = kBN / kEpilogueCols<Out> - Chunks;
 template <class Out>
 constexpr int kPairWords = static_cast<int>(sizeof(CPair<Out>) / sizeof(std::uint32_t));  // 2 float, 1 two-byte
 template <class Out>
 constexpr int kChunkPairs = kChunkWords / kPairWords<Out>;  // pair 2j + h: accumulators 4j + 2h, 4j + 2h + 1
 
-template <class Out>
+template <class Out, int Chunks>
 __device__ __forceinline__ void store_first_chunks(const float (&r)[128], const Epilogue& e, const CUtensorMap* map_c,
                                                    unsigned char* buffers, int row0, int col0, int warpgroup) {
 #pragma unroll
-  for (int q = 0; q < kFirstHeldChunk<Out>; ++q) {
+  for (int q = 0; q < kFirstHeldChunk<Out, Chunks>; ++q) {
     const int col = col0 + q * kEpilogueCols<Out>;
     store_chunk_tma(q, map_c, buffers, row0, col, warpgroup,
                     [&](unsigned char* buffer) { stage_chunk<Out, false>(r, e, buffer, q, row0, col, false); });
@@ -272,11 +273,11 @@ __device__ __forceinline__ void store_first_chunks(const float (&r)[128], const 
 }
 
 // Held words kPairWords * i ...: pair kChunkPairs * kFirstHeldChunk + i, in C's type.
-template <class Out>
-__device__ __forceinline__ void hold_chunks(const float (&r)[128], float alpha, std::uint32_t (&held)[kHeldRegs<Out>]) {
-  constexpr int kFirstPair = kChunkPairs<Out> * kFirstHeldChunk<Out>;
+template <class Out, int Chunks>
+__device__ __forceinline__ void hold_chunks(const float (&r)[128], float alpha, HeldChunks<Chunks>& held) {
+  constexpr int kFirstPair = kChunkPairs<Out> * kFirstHeldChunk<Out, Chunks>;
 #pragma unroll
-  for (int i = 0; i < kHeldRegs<Out> / kPairWords<Out>; ++i) {
+  for (int i = 0; i < Chunks * kChunkPairs<Out>; ++i) {
     const int p = kFirstPair + i;
     const CPair<Out> pair = arch::CElement<Out>::narrow2(make_float2(alpha * r[2 * p], alpha * r[2 * p + 1]));
     std::memcpy(&held[kPairWords<Out> * i], &pair, sizeof pair);
@@ -285,8 +286,8 @@ __device__ __forceinline__ void hold_chunks(const float (&r)[128], float alpha, 
 
 // Held chunk q (kFirstHeldChunk <= q), staged as stage_chunk would. q must be a constant where
 // it is called (unrolled loops): registers can only be named by constants.
-template <class Out>
-__device__ __forceinline__ void store_held_chunk(const std::uint32_t (&held)[kHeldRegs<Out>], int q, const CUtensorMap* map_c,
+template <class Out, int Chunks>
+__device__ __forceinline__ void store_held_chunk(const HeldChunks<Chunks>& held, int q, const CUtensorMap* map_c,
                                                  unsigned char* buffers, int row0, int col0, int warpgroup) {
   constexpr int kGroups = kEpilogueCols<Out> / 8;
   const int lane = threadIdx.x % 32, warp = (threadIdx.x % kWarpgroup) / 32;
@@ -297,7 +298,7 @@ __device__ __forceinline__ void store_held_chunk(const std::uint32_t (&held)[kHe
       for (int h = 0; h < 2; ++h) {
         const int row = accumulator_row<false>(warp, lane, h);
         const int byte = static_cast<int>(sizeof(Out)) * (8 * jj + 2 * (lane % 4));
-        const int word = kPairWords<Out> * ((q - kFirstHeldChunk<Out>) * kChunkPairs<Out> + 2 * jj + h);
+        const int word = kPairWords<Out> * ((q - kFirstHeldChunk<Out, Chunks>) * kChunkPairs<Out> + 2 * jj + h);
         CPair<Out> pair;
         std::memcpy(&pair, &held[word], sizeof pair);
         *reinterpret_cast<CPair<Out>*>(buffer + row * kRowBytes + ((byte / 16) ^ (row % 8)) * 16 + byte % 16) = pair;

@@ -101,10 +101,10 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
   // A stored k x m (TransA) is M-major; B stored k x n (not TransB) is N-major.
   constexpr int kMnMajorA = TransA ? 1 : 0, kMnMajorB = TransB ? 0 : 1;
   // A tile's last chunks of C are stored during the next tile's first K steps (epilogue.cuh).
-  // (In the stream-K kernels ptxas then serialised the wgmmas, C7515; with A in registers or
-  // promoted sums there are no registers for them.)
+  // (With A in registers or promoted sums there are no registers for them.)
   using Out = typename E::Output;
-  constexpr bool kDefer = !Promote && !kRegisterA && !StreamK;
+  constexpr bool kDefer = !Promote && !kRegisterA;
+  constexpr int kHeld = kHeldChunks<Out, StreamK>;
   const int warpgroup = threadIdx.x / kWarpgroup;
   const int lane = threadIdx.x % 32;
   // One arrival per warp on the stage's `empty` barrier of every block of the cluster.
@@ -131,20 +131,21 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
   const int promote_from = Promote ? (schedule.segments - 1) * schedule.k_tiles : k_tiles;
   unsigned char* buffers = s.epilogue_buffers + warpgroup * kEpilogueBuffers * kEpilogueBufferBytes;
   // The tile held for storing (kDefer): alpha * acc in C's type, and where it goes.
-  std::uint32_t held_chunks[kHeldRegs<Out>];
+  HeldChunks<kHeld> held_chunks;
   bool pending = false;
   int held_row0 = 0, held_col0 = 0;
-  const auto store_held = [&](int q) { store_held_chunk<Out>(held_chunks, q, map_c, buffers, held_row0, held_col0, warpgroup); };
+  const auto store_held = [&](int q) { store_held_chunk<Out, kHeld>(held_chunks, q, map_c, buffers, held_row0, held_col0, warpgroup); };
   stream_k::Cursor cursor(plan, cluster);
   stream_k::Work work;
   while (cursor.next(work)) {
     int tm, tn;
     cluster_tile<ClusterM>(work.unit, tiles_m, tiles_n, rank, tm, tn);
     int previous = -1;
-    if constexpr (Promote || StreamK) {
+    if constexpr (Promote || (StreamK && !kDefer)) {
       // The previous tile's accumulators are dead: without this, the first wgmma's runtime
       // scale_d keeps them live through the promoted pass beside `sums`, or through the
-      // stream-K fix-up (spills).
+      // stream-K fix-up (spills). (Where chunks are held, ptxas then serialised the wgmmas,
+      // C7515, and spilled nothing without it.)
 #pragma unroll
       for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
     }
@@ -200,7 +201,7 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
       if constexpr (kDefer)
         if (pending) {  // the held tile's chunks, one after each of the first K steps
 #pragma unroll
-          for (int q = kFirstHeldChunk<Out>; q < kBN / kEpilogueCols<Out>; ++q) {
+          for (int q = kFirstHeldChunk<Out, kHeld>; q < kBN / kEpilogueCols<Out>; ++q) {
             if (kt < mma_end) mma_stage(kt++, none, none);
             store_held(q);
           }
@@ -216,8 +217,8 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
       const int row0 = tm * kBM + warpgroup * kEpilogueRows, col0 = tn * kBN;
       if (work.whole(k_tiles) && holdable(e, col0)) {
         if (row0 < e.m) {  // (rows below C: nothing to store)
-          store_first_chunks<Out>(acc, e, map_c, buffers, row0, col0, warpgroup);
-          hold_chunks<Out>(acc, e.alpha, held_chunks);
+          store_first_chunks<Out, kHeld>(acc, e, map_c, buffers, row0, col0, warpgroup);
+          hold_chunks<Out, kHeld>(acc, e.alpha, held_chunks);
           pending = true;
           held_row0 = row0;
           held_col0 = col0;
@@ -267,7 +268,7 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
   if constexpr (kDefer)
     if (pending)
 #pragma unroll
-      for (int q = kFirstHeldChunk<Out>; q < kBN / kEpilogueCols<Out>; ++q) store_held(q);
+      for (int q = kFirstHeldChunk<Out, kHeld>; q < kBN / kEpilogueCols<Out>; ++q) store_held(q);
   // Shared memory must outlive the TMA stores that read it (issued by thread 0 of each
   // warpgroup).
   if (e.tma_store && lane == 0) ptx::cp_async_bulk_wait_group(ptx::n32_t<0>{});
