@@ -341,26 +341,14 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
       }
       v = &auto_choices.emplace_back(std::move(chosen));
     }
-    Record r;
+    Record r = shape_record(o, shape);
     r.backend = std::string(to_string(v->backend));
     r.variant = v->name;
     r.technique = v->technique;
     r.config = v->config.to_string();
     r.config_name = v->config_name;
-    r.dtype = std::string(to_string(o.dtype));
-    r.out_dtype = std::string(to_string(o.out_dtype));
     r.anchor = v->anchor;
     r.threads = v->threads;
-    r.m = shape.m;
-    r.n = shape.n;
-    r.k = shape.k;
-    r.lda = a.desc.ld;
-    r.ldb = b.desc.ld;
-    r.ldc = c.desc.ld;
-    r.trans = fmt::format("{}{}", to_string(o.op_a), to_string(o.op_b));
-    r.layout = std::string(to_string(o.layout));
-    r.alpha = o.alpha;
-    r.beta = o.beta;
     r.seed = seed;
     r.model = v->model(problem);
     // A rung this GPU or this build cannot run (what it needs: Variant::min_compute_capability,
@@ -461,6 +449,24 @@ std::string_view to_string(Progress::Phase phase) {
     case Progress::Phase::Profile: return "profile";
   }
   return "?";
+}
+
+Record shape_record(const Options& o, const Shape& shape) {
+  const OperandLayout l = operand_layout(o, shape);
+  Record r;
+  r.dtype = std::string(to_string(o.dtype));
+  r.out_dtype = std::string(to_string(o.out_dtype));
+  r.m = shape.m;
+  r.n = shape.n;
+  r.k = shape.k;
+  r.lda = l.a.ld;
+  r.ldb = l.b.ld;
+  r.ldc = l.c.ld;
+  r.trans = fmt::format("{}{}", to_string(o.op_a), to_string(o.op_b));
+  r.layout = std::string(to_string(o.layout));
+  r.alpha = o.alpha;
+  r.beta = o.beta;
+  return r;
 }
 
 Status summarise(const std::vector<double>& measured, Timing& timing) {

@@ -185,6 +185,11 @@ void attach_anchor_ratios(std::vector<Record>& records);
 // ratios of rungs to a flagged anchor. Call after attach_anchor_ratios.
 void flag_noise(std::vector<Record>& records, const Options& options);
 
+// The fields of a record that the options and the shape decide (types, sizes, leading
+// dimensions as the memory plan lays the operands out, transposition, layout, alpha, beta);
+// the run fills in the rung and what it measured.
+Record shape_record(const Options& options, const Shape& shape);
+
 // Median, min, max, spread and the samples themselves of `samples` (in the order they ran).
 Status summarise(const std::vector<double>& samples, Timing& timing);
 

@@ -138,23 +138,10 @@ Status make_sampled_check(const Options& o, const HostProblem& host, std::string
 }
 
 Record host_record(const Options& o, const Shape& shape, const std::string& name, const std::string& technique) {
-  Record r;
-  const OperandLayout l = operand_layout(o, shape);
+  Record r = shape_record(o, shape);
   r.backend = "cuda";
   r.variant = name;
   r.technique = technique;
-  r.dtype = std::string(to_string(o.dtype));
-  r.out_dtype = std::string(to_string(o.out_dtype));
-  r.m = shape.m;
-  r.n = shape.n;
-  r.k = shape.k;
-  r.lda = l.a.ld;
-  r.ldb = l.b.ld;
-  r.ldc = l.c.ld;
-  r.trans = fmt::format("{}{}", to_string(o.op_a), to_string(o.op_b));
-  r.layout = std::string(to_string(o.layout));
-  r.alpha = o.alpha;
-  r.beta = o.beta;
   r.model.flops = 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k);
   return r;
 }
