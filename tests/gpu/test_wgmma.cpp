@@ -345,10 +345,10 @@ std::string kernel_name_for(const Variant& v, const Case& c) {
 // first, each reachable by name without a GPU; an unknown name is refused, listing them.
 TEST(Wgmma, ConfigurationsAreNamedOnTheVariant) {
   const std::pair<Variant, std::vector<std::string>> rungs[] = {
-      {cuda::wgmma_ws_variant(DType::BF16), {"auto", "blocks", "clusters", "stream_k"}},
-      {cuda::wgmma_ws_variant(DType::F16), {"auto", "blocks", "clusters", "stream_k"}},
-      {cuda::wgmma_ws_variant(DType::BF16, DType::BF16), {"auto", "blocks", "clusters", "stream_k"}},
-      {cuda::wgmma_ws_tf32_variant(), {"auto", "blocks", "clusters", "stream_k"}},
+      {cuda::wgmma_ws_variant(DType::BF16), {"auto", "blocks", "clusters", "stream_k", "spread_k"}},
+      {cuda::wgmma_ws_variant(DType::F16), {"auto", "blocks", "clusters", "stream_k", "spread_k"}},
+      {cuda::wgmma_ws_variant(DType::BF16, DType::BF16), {"auto", "blocks", "clusters", "stream_k", "spread_k"}},
+      {cuda::wgmma_ws_tf32_variant(), {"auto", "blocks", "clusters", "stream_k", "spread_k"}},
       {cuda::wgmma_3xtf32_variant(), {"auto", "blocks"}},
   };
   for (const auto& [v, names] : rungs) {
@@ -446,12 +446,23 @@ TEST(Wgmma, EachConfigurationNamesItsForm) {
   EXPECT_NE(kernel_name_for(configured(three, "blocks"), square).find("(no clusters, "), std::string::npos);
   // One row of tiles: nothing to share, whatever the configuration.
   const Case one_row{100, 512, 512, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 1};  // and a C TMA cannot address
-  for (const Variant& c : configurations_of(v))
-    EXPECT_NE(kernel_name_for(c, one_row).find("no clusters, warp-stored epilogue"), std::string::npos)
-        << c.config_name << ": " << kernel_name_for(c, one_row);
+  // (spread_k: the stream-K kernels store such a C from registers.)
+  for (const Variant& c : configurations_of(v)) {
+    const bool spread = c.config_name == "spread_k";
+    const std::string name = kernel_name_for(c, one_row);
+    EXPECT_NE(name.find(spread ? "no clusters, epilogue from registers, K spread over every block"
+                               : "no clusters, warp-stored epilogue"),
+              std::string::npos)
+        << c.config_name << ": " << name;
+  }
   const Case one_row_tma{100, 512, 512, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0};
   EXPECT_NE(kernel_name_for(configured(v, "clusters"), one_row_tma).find("no clusters, TMA-store epilogue"),
             std::string::npos);
+  // By default a row of a few tiles is spread by K over more SMs (spread_pays), for a C that
+  // TMA can address.
+  EXPECT_NE(kernel_name_for(v, one_row_tma).find("no clusters, TMA-store epilogue, K spread over every block"),
+            std::string::npos)
+      << kernel_name_for(v, one_row_tma);
 
   // Units left over after whole rounds (one and a half rounds of clusters of two): each
   // configuration of each rung names its form.
@@ -528,6 +539,47 @@ TEST(Wgmma, StreamKTailGivesTheSameSums) {
   check_form(&bf16, {384, (clusters / 2 + 17) * 256 - 100, 520, Op::T, Op::N, Layout::ColMajor, -0.5, 1.5, 3}, false);
   check_form(&tf32, {256, n_rounds, 389, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 3}, false);
   check_form(&bf16_c, {256, n_rounds, 300, Op::N, Op::N, Layout::RowMajor, 2.0, -1.0, 3}, false);
+}
+
+// The spread_k configuration (and "auto" for a row or column of a few tiles): every unit cut
+// by K into pieces on as many SMs, no whole rounds. LLM-like shapes of 1 to 128 rows (the
+// partials of rows below C are neither written nor read), a column of tiles (column-major
+// C), ragged K, alpha/beta and beta = 0 with NaN in C, C in bf16, tf32 also with A in
+// registers, a C TMA cannot address (stored from registers), and a K too short to spread
+// (one block runs the unit whole). explain names the form; no local memory.
+TEST(Wgmma, SpreadKGivesTheSameSums) {
+  REQUIRE_HOPPER();
+  std::uint64_t seed = fresh_seed();
+  const Variant bf16 = configured(cuda::wgmma_ws_variant(DType::BF16), "spread_k");
+  const Variant f16_c = configured(cuda::wgmma_ws_variant(DType::F16, DType::F16), "spread_k");
+  const Variant bf16_c = cuda::wgmma_ws_variant(DType::BF16, DType::BF16);  // auto
+  const Variant tf32 = configured(cuda::wgmma_ws_tf32_variant(), "spread_k");
+  const auto check_form = [&](const Variant& v, const Case& c, bool spread) {
+    const std::string name = kernel_name_for(v, c);
+    EXPECT_EQ(name.find("K spread over every block") != std::string::npos, spread) << describe(c) << ": " << name;
+    DeviceArray buffer(1 << 20);
+    GemmProblem p = problem_of(v, c);
+    p.a.data = p.b.data = p.c.data = buffer.p;
+    KernelInfo info;
+    ASSERT_TRUE(v.kernel_info(p, info).is_ok());
+    cudaFuncAttributes attributes{};
+    ASSERT_EQ(cudaFuncGetAttributes(&attributes, info.function), cudaSuccess);
+    EXPECT_EQ(attributes.localSizeBytes, 0u) << info.name << ": local memory (spills or a stack frame)";
+    check_case(v, c, seed++);
+  };
+  check_form(bf16, {1, 4096, 4096, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}, true);
+  check_form(bf16, {16, 1000, 777, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}, true);
+  check_form(bf16, {100, 3000, 1023, Op::T, Op::N, Layout::RowMajor, -0.5, 1.5, 8}, true);
+  check_form(bf16, {128, 520, 2000, Op::N, Op::N, Layout::ColMajor, 1.0, 0.0, 0}, true);  // a column of tiles
+  check_form(bf16, {16, 256, 64, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}, false);    // one step: whole
+  check_form(f16_c, {64, 2000, 1000, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}, true);
+  check_form(f16_c, {16, 1000, 777, Op::T, Op::T, Layout::RowMajor, 2.0, -1.0, 3}, true);  // C from registers
+  check_form(bf16_c, {16, 4096, 4096, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}, true);
+  check_form(bf16_c, {128, 3000, 1000, Op::N, Op::T, Layout::RowMajor, 0.5, 0.25, 0}, true);
+  check_form(bf16_c, {128, 14336, 1000, Op::N, Op::T, Layout::RowMajor, 0.5, 0.25, 0}, false);  // 56 tiles: whole
+  check_form(tf32, {16, 1000, 389, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}, true);
+  check_form(tf32, {100, 700, 1000, Op::T, Op::T, Layout::RowMajor, 0.5, -1.0, 0}, true);  // A in registers
+  check_form(tf32, {5, 2000, 600, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}, true);     // computes C^T
 }
 
 // The default ("auto"): the tail where stream_k::tail_pays says so for the clusters this

@@ -21,9 +21,9 @@ struct Piece {
   bool last;
 };
 
-void check_schedule(int units, int clusters, int k_steps) {
+void check_schedule(const Schedule& s) {
+  const int units = s.units, clusters = s.clusters, k_steps = s.k_steps;
   SCOPED_TRACE(::testing::Message() << units << " units, " << clusters << " clusters, " << k_steps << " K steps");
-  const Schedule s = with_tail(units, clusters, k_steps);
   std::vector<int> done(static_cast<std::size_t>(units) * k_steps, 0);
   std::map<int, std::vector<Piece>> pieces_of_unit;
   std::vector<long long> tail_steps(static_cast<std::size_t>(clusters), 0);
@@ -87,6 +87,8 @@ void check_schedule(int units, int clusters, int k_steps) {
   }
 }
 
+void check_schedule(int units, int clusters, int k_steps) { check_schedule(with_tail(units, clusters, k_steps)); }
+
 TEST(StreamK, EveryStepOnceAndOwnersFirst) {
   check_schedule(1024, 66, 128);  // 8192^3 bf16, clusters of 2: 15.5 rounds
   check_schedule(256, 66, 64);    // 4096^3 bf16
@@ -97,6 +99,45 @@ TEST(StreamK, EveryStepOnceAndOwnersFirst) {
   for (int units : {1, 2, 67, 131, 133, 200, 263})
     for (int clusters : {1, 2, 7, 66})
       for (int k_steps : {1, 3, 16, 65}) check_schedule(units, clusters, k_steps);
+}
+
+// The whole problem spread by K (the configurations "auto" for a row of tiles and
+// "spread_k"): no whole rounds, units x pieces clusters, each with kMinSteps at least, at
+// most those offered.
+TEST(StreamK, SpreadCutsEveryUnitIntoPieces) {
+  const Schedule llm = spread(16, 132, 64, 3);  // 16 x 4096 x 4096 bf16: 16 tiles of 256 columns
+  EXPECT_EQ(llm.dp_units, 0);
+  EXPECT_EQ(llm.clusters, 48);
+  EXPECT_EQ(llm.tail_steps, 16 * 64);
+  check_schedule(llm);
+  EXPECT_EQ(spread(16, 132, 64, 100).clusters, 132);  // at most the clusters offered
+  EXPECT_EQ(spread(4, 132, 64, 3).clusters, 12);
+  EXPECT_EQ(spread(4, 132, 8, 3).clusters, 8);         // kMinSteps each
+  EXPECT_FALSE(spread(16, 132, 64, 1).has_tail());     // one piece a unit: whole units
+  EXPECT_FALSE(spread(1, 132, 7, 8).has_tail());       // under two pieces' worth of steps
+  EXPECT_EQ(spread(1, 132, 7, 8).dp_units, 1);
+  EXPECT_EQ(spread(1, 132, 8, 8).clusters, 2);
+  // As many units as clusters: whole rounds first (the kernel counts at most one tail unit
+  // per cluster).
+  const Schedule many = spread(200, 132, 64, 4), rounds = with_tail(200, 132, 64);
+  EXPECT_EQ(many.dp_units, rounds.dp_units);
+  EXPECT_EQ(many.tail_steps, rounds.tail_steps);
+  EXPECT_EQ(many.clusters, 132);
+  for (int units : {1, 2, 3, 16, 56, 131})
+    for (int clusters : {1, 2, 7, 132})
+      for (int k_steps : {1, 4, 9, 64, 224})
+        for (int pieces : {2, 3, 9, 1000}) check_schedule(spread(units, clusters, k_steps, pieces));
+}
+
+// Pieces are added while the K steps the next one saves exceed a fix-up's kFixUpSteps.
+TEST(StreamK, SpreadPiecesWhereTheyPay) {
+  EXPECT_EQ(spread_pieces(64, 0.5), 3);   // 4096 deep, up to 64 rows of C: 32 step costs
+  EXPECT_EQ(spread_pieces(64, 1.0), 5);
+  EXPECT_EQ(spread_pieces(224, 0.5), 6);  // 14336 deep
+  EXPECT_EQ(spread_pieces(224, 1.0), 9);
+  EXPECT_EQ(spread_pieces(4, 1.0), 1);    // too short to cut
+  EXPECT_EQ(spread_pieces(1, 1.0), 1);
+  EXPECT_EQ(spread_pieces(0, 1.0), 1);
 }
 
 TEST(StreamK, ClusterOfMatchesTheRanges) {

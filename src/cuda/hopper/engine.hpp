@@ -33,7 +33,8 @@ Setup setup(const GemmProblem& p, const Options& o) {
   Setup s;
   s.g = kernel_problem<E>(canonicalize(p), Split, s.c_transposed);
   s.plan = make_plan<E>(s.g, Split);
-  s.form = form_of<typename E::Output>(s.g, o, Split, ceil_div(s.g.k, kBK<E>), a_in_registers<E>(s.g, Split), s.c_transposed);
+  s.form = form_of<typename E::Output>(s.g, o, Split, ceil_div(s.g.k, kBK<E>), a_in_registers<E>(s.g, Split),
+                                       s.c_transposed, E::kMnMajor);
   return s;
 }
 
@@ -73,6 +74,7 @@ Status run(const GemmProblem& p, const Options& o, RunContext& context) {
             s.form.tma_epilogue,
             s.c_transposed,
             s.form.warp_epilogue};
+  args.spread_pieces = s.form.spread_pieces;
   return with_instantiation<E, Split>(s.form, g.trans_a, g.trans_b, [&](auto instance) -> Status {
     return launch<E, decltype(instance)>(g, context, args, w.tail);
   });
@@ -91,13 +93,14 @@ Status kernel_info(const GemmProblem& p, const Options& o, KernelInfo& out, cons
         LaunchAttributes attributes;
         cudaLaunchConfig_t config;
         stream_k::Schedule schedule;
-        GEMMLAB_TRY((launch_config<E, I>(s.g, k_tiles, attributes, config, schedule, nullptr)));
+        GEMMLAB_TRY((launch_config<E, I>(s.g, k_tiles, s.form.spread_pieces, attributes, config, schedule, nullptr)));
         const bool tail = I::kStreamK && schedule.has_tail();
         const auto kernel = tail ? I::template kernel<E> : I::WholeRounds::template kernel<E>;
         const char* promote = I::kPromote ? ", big·big sums promoted by m64n128 halves" : "";
         return describe_kernel(out, kernel,
                                kernel_name(name, I::kTransA, I::kTransB) +
-                                   describe_form(s.form, tail, config.gridDim.x) + copies + promote,
+                                   describe_form(s.form, tail ? schedule : stream_k::Schedule{}, config.gridDim.x) +
+                                   copies + promote,
                                kThreads, kSmemBytes);
       });
 }

@@ -28,13 +28,17 @@ struct StreamKArgs {
 };
 
 // A piece of a tail unit: its accumulators, element i of consumer thread t at
-// partial[i * 256 + t] (coalesced), then one count on the unit's counter. Returns whether this
-// piece arrived last: then it adds the others' partials and stores C.
+// partial[i * 256 + t] (coalesced; float4 stores made the tf32 stream-K kernels spill 12-24
+// bytes), then one count on the unit's counter. Returns whether this piece arrived last:
+// then it adds the others' partials and stores C. A thread whose rows all lie below C
+// (`live` false) writes nothing: with 16 rows of C in a 128-row tile, the partials move an
+// eighth of the bytes.
 __device__ __forceinline__ bool arrive_partial(const float (&acc)[128], float* partial, int* arrived, int pieces,
-                                               int* last_flag) {
+                                               int* last_flag, bool live) {
   const int t = threadIdx.x;  // consumer threads are the first kConsumerThreads
+  if (live)
 #pragma unroll
-  for (int i = 0; i < 128; ++i) __stcg(partial + i * kConsumerThreads + t, acc[i]);
+    for (int i = 0; i < 128; ++i) __stcg(partial + i * kConsumerThreads + t, acc[i]);
   arch::named_barrier_sync(kStreamKBarrier, kConsumerThreads);
   if (t == 0) {
     const bool last = arch::acq_rel_add_gpu(arrived, 1) == pieces - 1;
@@ -51,7 +55,8 @@ __device__ __forceinline__ bool arrive_partial(const float (&acc)[128], float* p
 // array for the sum, the kernel with A in registers spilled 732 bytes).
 template <int ClusterM>
 __device__ __forceinline__ bool fix_up(float (&r)[128], const StreamKArgs& sk, const stream_k::Schedule& plan,
-                                       const stream_k::Work& work, int cluster, unsigned rank, int* last_flag) {
+                                       const stream_k::Work& work, int cluster, unsigned rank, int* last_flag,
+                                       bool live) {
   const int u = work.unit - plan.dp_units;  // a tail unit
   int* arrived = sk.arrived + u * ClusterM + static_cast<int>(rank);
   // Two partial slots per block: the piece that starts its unit, and the other.
@@ -61,7 +66,8 @@ __device__ __forceinline__ bool fix_up(float (&r)[128], const StreamKArgs& sk, c
                kTileFloats;
   };
   const int owner = plan.owner(u), writers = plan.writers(u);
-  if (!arrive_partial(r, slot(cluster, work.k_begin), arrived, writers + 1, last_flag)) return false;
+  if (!arrive_partial(r, slot(cluster, work.k_begin), arrived, writers + 1, last_flag, live)) return false;
+  if (!live) return true;  // (its rows are not stored)
   const int t = threadIdx.x;
   for (int c = owner; c <= owner + writers; ++c) {
     if (c == cluster) continue;

@@ -9,7 +9,11 @@
 //             elsewhere; the stream-K tail where stream_k::tail_pays;
 //   blocks    single blocks, whole rounds;
 //   clusters  clusters of 2 along M sharing B by multicast, whole rounds;
-//   stream_k  clusters of 2, the stream-K tail wherever units are left over (not 3xTF32).
+//   stream_k  clusters of 2, the stream-K tail wherever units are left over (not 3xTF32);
+//   spread_k  single blocks, every unit cut by K into pieces on as many SMs (stream-K
+//             without whole rounds; not 3xTF32); by default for a problem of one row or
+//             column of a few tiles (spread_pays), in as many pieces as
+//             stream_k::spread_pieces says pay.
 // Where a configuration cannot apply, the next form runs and explain names it: one row of
 // tiles has nothing to share (no cluster); the stream-K tail needs a C that TMA can address
 // and clusters of 2.
@@ -42,6 +46,8 @@ struct Options {
   int cluster_m = 2;         // blocks per cluster along M, where not cluster_auto
   bool auto_tail = true;     // the stream-K tail where stream_k::tail_pays
   bool stream_k = false;     // the stream-K tail wherever units are left over
+  bool auto_spread = true;   // units cut by K where spread_pays, into pieces where they pay
+  bool spread = false;       // units cut by K wherever they can be, into at least two pieces
 };
 
 // The configurations of a wgmma_ws rung, the default first. `split`: 3xTF32, one K pass
@@ -50,11 +56,14 @@ inline std::vector<NamedConfig> configurations(bool split) {
   if (split)
     return {{"auto", "clusters of 2 along M sharing B by multicast (single blocks ran 6-12 % slower)"},
             {"blocks", "single blocks"}};
-  return {{"auto", "per problem: clusters of 2 with the stream-K tail where it pays, for a C TMA cannot address, "
-                   "else single blocks in whole rounds"},
+  return {{"auto", "per problem: K spread over more SMs for a row or column of a few tiles, clusters of 2 "
+                   "with the stream-K tail where it pays, for a C TMA cannot address, else single blocks in whole "
+                   "rounds"},
           {"blocks", "single blocks, whole rounds"},
           {"clusters", "clusters of 2 along M sharing B by multicast, whole rounds"},
-          {"stream_k", "clusters of 2, the stream-K tail wherever units are left over"}};
+          {"stream_k", "clusters of 2, the stream-K tail wherever units are left over"},
+          {"spread_k", "single blocks, every tile's K steps cut into pieces on as many SMs (stream-K without whole "
+                       "rounds)"}};
 }
 
 // The options of configuration `name`; InvalidValue listing the valid names for another.
@@ -62,15 +71,20 @@ inline Status options_of(std::string_view name, bool split, Options& out) {
   out = Options{};
   if (name == "auto") return Status::ok();
   if (name == "blocks") {
-    out = {.cluster_auto = false, .cluster_m = 1, .auto_tail = false, .stream_k = false};
+    out = {.cluster_auto = false, .cluster_m = 1, .auto_tail = false, .stream_k = false, .auto_spread = false};
     return Status::ok();
   }
   if (!split && name == "clusters") {
-    out = {.cluster_auto = false, .cluster_m = 2, .auto_tail = false, .stream_k = false};
+    out = {.cluster_auto = false, .cluster_m = 2, .auto_tail = false, .stream_k = false, .auto_spread = false};
     return Status::ok();
   }
   if (!split && name == "stream_k") {
-    out = {.cluster_auto = false, .cluster_m = 2, .auto_tail = false, .stream_k = true};
+    out = {.cluster_auto = false, .cluster_m = 2, .auto_tail = false, .stream_k = true, .auto_spread = false};
+    return Status::ok();
+  }
+  if (!split && name == "spread_k") {
+    out = {.cluster_auto = false, .cluster_m = 1, .auto_tail = false, .stream_k = false, .auto_spread = false,
+           .spread = true};
     return Status::ok();
   }
   std::string valid;
@@ -84,14 +98,30 @@ struct Form {
   bool tma_epilogue;   // C through shared memory and TMA (store_tile_tma)
   bool warp_epilogue;  // C warp-stored through shared memory (store_tile_warps); neither: registers
   bool stream_k;       // the stream-K instantiation, which cuts a leftover round by K where there is one
+  int spread_pieces;   // > 1: with stream_k and single blocks, every unit cut by K into as many (stream_k::spread)
   bool register_a;     // tf32 A stored k x m, read into registers
   bool c_transposed;   // the kernel computes C^T (kernel_problem)
 };
 
-// `split`: 3xTF32 (promoted sums); `k_steps`: K steps of one unit of a one-pass run; Out:
-// C's storage type.
+// Whether every unit should be cut by K over more SMs (configuration "auto"): a problem of
+// one row or one column of tiles, with at most a quarter as many tiles as SMs, which
+// multiplies a few rows of one operand by all of the other (an LLM's projections at up to
+// 128 tokens): whole tiles would leave most SMs idle and each tile's K loop long. Measured
+// on an H100 (bf16, M = 1-128, K = 4096 and 14336): 16 tiles in 3-9 pieces ran 1.1-1.9x
+// faster than whole, 4 tiles 1.3-1.7x; 56 tiles (N = 14336), which two pieces each would
+// spread, ran 8-29 % slower. (Spread over every SM, a compute-bound 1000^3 lost 18 %:
+// docs/what-did-not-pay.md.)
+inline bool spread_pays(const RowMajorGemm& g, int sms) {
+  const long long tiles_m = ceil_div(g.m, kBM), tiles_n = ceil_div(g.n, kBN);
+  return (tiles_m == 1 || tiles_n == 1) && 4 * tiles_m * tiles_n <= sms;
+}
+
+// `split`: 3xTF32 (promoted sums); `k_steps`: K steps of one unit of a one-pass run;
+// `skips_idle_warpgroups`: the kernel multiplies nothing in a warpgroup without rows of C
+// (16-bit types); Out: C's storage type.
 template <class Out>
-Form form_of(const RowMajorGemm& g, const Options& o, bool split, int k_steps, bool register_a, bool c_transposed) {
+Form form_of(const RowMajorGemm& g, const Options& o, bool split, int k_steps, bool register_a, bool c_transposed,
+             bool skips_idle_warpgroups) {
   Form f;
   f.register_a = register_a;
   f.c_transposed = c_transposed;
@@ -105,6 +135,18 @@ Form form_of(const RowMajorGemm& g, const Options& o, bool split, int k_steps, b
                          stream_k::tail_pays(static_cast<int>(ceil_div(g.m, kBM * 2) * ceil_div(g.n, kBN)),
                                              device_sm_count() / 2, k_steps);
   f.stream_k = has_tail && (o.stream_k || tail_pays);
+  // Spread by K: single blocks (a row of tiles has nothing to share by multicast); by
+  // default, as the stream-K tail, for a C the TMA epilogue writes (the stream-K kernels store
+  // any other from registers).
+  const bool spread = !split && (o.spread || (o.auto_spread && addressable && spread_pays(g, device_sm_count())));
+  // A unit's K step costs half as much where only one warpgroup has rows of C.
+  const double step_cost = skips_idle_warpgroups && g.m <= kEpilogueRows ? 0.5 : 1.0;
+  const int pieces = stream_k::spread_pieces(k_steps, step_cost);
+  f.spread_pieces = !spread ? 0 : o.spread ? std::max(2, pieces) : pieces;
+  if (f.spread_pieces > 1) {
+    f.cluster_m = 1;
+    f.stream_k = true;
+  }
   // By default, clusters of 2 only where they pay. Each stage of a cluster waits for both
   // blocks' consumers to hand it back and for both producers' copies, and that coupling
   // costs 1.3-2.2 % of the K loop's cycles (Nsight Compute's locked clock, tf32 and bf16,
@@ -122,13 +164,14 @@ Form form_of(const RowMajorGemm& g, const Options& o, bool split, int k_steps, b
 }
 
 // " (clusters of 2, TMA-store epilogue, 128 blocks)", " (no clusters, A read M-major into
-// registers, ...)", "(..., stream-K tail, 132 blocks)": the form run() launches.
-inline std::string describe_form(const Form& f, bool stream_k_tail, unsigned blocks) {
+// registers, ...)", "(..., stream-K tail, 132 blocks)", "(..., K spread over every block, 96
+// blocks)": the form run() launches, with `plan` its schedule.
+inline std::string describe_form(const Form& f, const stream_k::Schedule& plan, unsigned blocks) {
   std::string text = f.cluster_m > 1 ? " (clusters of " + std::to_string(f.cluster_m) + ", " : " (no clusters, ";
   if (f.register_a) text += "A read M-major into registers, ";
   if (f.c_transposed) text += "computing C^T = B^T A^T, ";
   text += f.tma_epilogue ? "TMA-store epilogue, " : f.warp_epilogue ? "warp-stored epilogue, " : "epilogue from registers, ";
-  if (stream_k_tail) text += "stream-K tail, ";
+  if (plan.has_tail()) text += plan.dp_units == 0 ? "K spread over every block, " : "stream-K tail, ";
   return text + std::to_string(blocks) + " blocks)";
 }
 
@@ -150,6 +193,8 @@ template <class E, bool Split, class F>
 Status with_instantiation(const Form& form, bool trans_a, bool trans_b, F&& f) {
   const auto by_cluster = [&](auto ta, auto tb) -> Status {
     constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
+    if constexpr (!Split)
+      if (form.spread_pieces > 1) return f(Instance<kTa, kTb, 1, false, true>{});
     if (form.cluster_m == 1) return f(Instance<kTa, kTb, 1, Split, false>{});
     if constexpr (!Split)
       if (form.stream_k) return f(Instance<kTa, kTb, 2, false, true>{});
@@ -211,8 +256,8 @@ Status set_up_kernel(cudaLaunchConfig_t& config, RunContext* context, int& resid
 // clusters where units are left over; otherwise (or without a leftover) the fewest clusters
 // that finish in as many rounds.
 template <class E, class I>
-Status launch_config(const RowMajorGemm& g, int k_tiles, LaunchAttributes& attributes, cudaLaunchConfig_t& config,
-                     stream_k::Schedule& plan, RunContext* context) {
+Status launch_config(const RowMajorGemm& g, int k_tiles, int spread_pieces, LaunchAttributes& attributes,
+                     cudaLaunchConfig_t& config, stream_k::Schedule& plan, RunContext* context) {
   constexpr auto kernel = I::template kernel<E>;
   constexpr int kClusterM = I::kClusterM;
   attributes = {};
@@ -239,9 +284,10 @@ Status launch_config(const RowMajorGemm& g, int k_tiles, LaunchAttributes& attri
     resident = std::max(1, std::min(resident, context->sm_count_target() / kClusterM));
   const int units = ceil_div(g.m, kBM * kClusterM) * ceil_div(g.n, kBN);
   if constexpr (I::kStreamK) {
-    plan = stream_k::with_tail(units, resident, k_tiles);
+    plan = spread_pieces > 1 ? stream_k::spread(units, resident, k_tiles, spread_pieces)
+                             : stream_k::with_tail(units, resident, k_tiles);
     if (plan.has_tail()) {
-      config.gridDim = dim3(resident * kClusterM);
+      config.gridDim = dim3(plan.clusters * kClusterM);
       config.numAttrs = 2;
       return Status::ok();
     }
@@ -257,6 +303,7 @@ struct KernelArgs {
   CUtensorMap map_a{}, map_b{}, map_c{};
   Epilogue e{};
   KSchedule schedule{};
+  int spread_pieces = 0;  // Form::spread_pieces: not passed to the kernel; launch() makes the schedule from it
 };
 
 template <class E, class I>
@@ -264,8 +311,8 @@ Status launch(const RowMajorGemm& g, RunContext& context, const KernelArgs& args
   LaunchAttributes attributes;
   cudaLaunchConfig_t config;
   StreamKArgs sk;
-  GEMMLAB_TRY((launch_config<E, I>(g, args.schedule.k_tiles * args.schedule.segments, attributes, config, sk.schedule,
-                                   &context)));
+  GEMMLAB_TRY((launch_config<E, I>(g, args.schedule.k_tiles * args.schedule.segments, args.spread_pieces, attributes,
+                                   config, sk.schedule, &context)));
   if constexpr (I::kStreamK) {
     if (!sk.schedule.has_tail()) return launch<E, typename I::WholeRounds>(g, context, args, tail);
     const std::size_t partial_bytes =

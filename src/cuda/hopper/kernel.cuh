@@ -16,7 +16,8 @@
 // Template axes: the element type; the operands' layouts in shared memory (TransA: A stored
 // k x m, TransB: B stored n x k); ClusterM, blocks per cluster along M (1, or 2 sharing the B
 // tile by multicast); Promote, 3xTF32's three K passes with the last one promoted; StreamK,
-// whole rounds then the stream-K tail (fixup.cuh). Which instantiation runs: forms.hpp.
+// whole rounds then the stream-K tail, or every unit cut by K (fixup.cuh, stream_k.hpp).
+// Which instantiation runs: forms.hpp.
 #pragma once
 
 #include <cuda.h>
@@ -151,6 +152,10 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
     }
     // With Promote (whole units only): the small passes (segments >= 2).
     const int mma_end = work.k_end < promote_from ? work.k_end : promote_from;
+    // A warpgroup whose 64 rows all lie below C (up to 64 rows of C: an LLM's decode steps)
+    // waits for each stage and hands it back, but multiplies nothing: half the tensor
+    // cores' work per tile. 16-bit types only: the tf32 kernels spilled 12 bytes with it.
+    const bool rows_in_c = !E::kMnMajor || tm * kBM + warpgroup * kEpilogueRows < e.m;
     // One stage: its MMAs issued, the previous stage's waited for and handed back. With A in
     // registers, `frag` receives this stage's A fragments and `held` are the previous
     // stage's, in use until the wait.
@@ -159,23 +164,25 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
       }
       const unsigned char* a = s.ring + stage * kStageBytes;  // (BM, BK)
       const unsigned char* b = a + kABytes;                   // (BN, BK)
-      if constexpr (kRegisterA) load_a_fragments(a, warpgroup, frag);
+      if (rows_in_c) {
+        if constexpr (kRegisterA) load_a_fragments(a, warpgroup, frag);
 #pragma unroll
-      for (int i = 0; i < 128; ++i) arch::fence_accumulator(acc[i]);
-      arch::wgmma_fence();
+        for (int i = 0; i < 128; ++i) arch::fence_accumulator(acc[i]);
+        arch::wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < kKSteps<E>; ++kk) {
-        const int scale_d = kt > work.k_begin || kk > 0;
-        if constexpr (kRegisterA)
-          arch::wgmma_m64n256k8_tf32_rs(acc, reinterpret_cast<const std::uint32_t(&)[4]>(frag[4 * kk]),
-                                        b_descriptor<TransB>(b, kk), scale_d);
-        else
-          E::template mma<kMnMajorA, kMnMajorB>(acc, a_descriptor<TransA>(a, warpgroup, kk),
-                                                b_descriptor<TransB>(b, kk), scale_d);
+        for (int kk = 0; kk < kKSteps<E>; ++kk) {
+          const int scale_d = kt > work.k_begin || kk > 0;
+          if constexpr (kRegisterA)
+            arch::wgmma_m64n256k8_tf32_rs(acc, reinterpret_cast<const std::uint32_t(&)[4]>(frag[4 * kk]),
+                                          b_descriptor<TransB>(b, kk), scale_d);
+          else
+            E::template mma<kMnMajorA, kMnMajorB>(acc, a_descriptor<TransA>(a, warpgroup, kk),
+                                                  b_descriptor<TransB>(b, kk), scale_d);
+        }
+        arch::wgmma_commit();
+#pragma unroll
+        for (int i = 0; i < 128; ++i) arch::fence_accumulator(acc[i]);
       }
-      arch::wgmma_commit();
-#pragma unroll
-      for (int i = 0; i < 128; ++i) arch::fence_accumulator(acc[i]);
       // Keep this stage's MMAs in flight; the previous stage's are done: hand it back.
       arch::wgmma_wait<1>();
       if constexpr (kRegisterA)
@@ -230,8 +237,11 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
     // The unit's sums: stored; or, for a piece of a stream-K tail unit, left as a partial,
     // and by the piece that arrives last added to the others' partials and stored.
     const auto finish = [&](float (&r)[128]) {
-      if constexpr (StreamK)
-        if (!work.whole(k_tiles) && !fix_up<ClusterM>(r, sk, plan, work, cluster, rank, s.tail_last)) return;
+      if constexpr (StreamK) {
+        const int warp = (threadIdx.x % kWarpgroup) / 32;  // (row h = 1 lies below row h = 0)
+        const bool live = tm * kBM + warpgroup * kEpilogueRows + accumulator_row<kRegisterA>(warp, lane, 0) < e.m;
+        if (!work.whole(k_tiles) && !fix_up<ClusterM>(r, sk, plan, work, cluster, rank, s.tail_last, live)) return;
+      }
       store_tile<Out, kRegisterA, kWarpStore, E::kMnMajor>(
           r, e, map_c, buffers, tm * kBM + warpgroup * kEpilogueRows, tn * kBN, warpgroup);
     };
@@ -283,7 +293,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   // (3xTF32's promoted sums and a stream-K fix-up together spilled 72-160 bytes.)
   static_assert(!(StreamK && Promote), "the stream-K tail: one K pass");
   static_assert(!(TransA && !E::kMnMajor && Promote), "A from registers: one plain K pass");
-  static_assert(!StreamK || ClusterM == 2, "the stream-K tail: clusters of 2");
   // sm_90a code: in a build whose list lacks 90a the body compiles to nothing (target.cuh).
 #if GEMMLAB_CODE_SM90A
   extern __shared__ unsigned char smem_raw[];

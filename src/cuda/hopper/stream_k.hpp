@@ -96,6 +96,42 @@ GEMMLAB_STREAM_K_HD constexpr Schedule with_tail(int units, int clusters, int k_
   return s;
 }
 
+// The whole problem as a stream-K tail, no whole rounds, for a problem of fewer units than
+// clusters that is bound by loading one operand, not by the tensor cores (one row of tiles:
+// a few rows of A against all of B): whole units would leave most SMs idle and a unit's
+// K loop long. Each unit is cut into `pieces` (spread_pieces), so units x pieces clusters
+// run (at most `clusters`, each with at least kMinSteps; `clusters` says how many to launch).
+// Rounds only where that leaves one piece per unit; with_tail where there are as many units
+// as clusters (the kernel counts the pieces of at most `clusters` tail units).
+GEMMLAB_STREAM_K_HD constexpr Schedule spread(int units, int clusters, int k_steps, int pieces) {
+  if (units >= clusters) return with_tail(units, clusters, k_steps);
+  Schedule s = rounds_only(units, clusters, k_steps);
+  if (units < 1 || k_steps < 1 || pieces < 2) return s;
+  const long long steps = static_cast<long long>(units) * k_steps;
+  long long fit = steps / kMinSteps;
+  if (fit > static_cast<long long>(units) * pieces) fit = static_cast<long long>(units) * pieces;
+  if (fit > clusters) fit = clusters;
+  if (fit <= units) return s;
+  s.clusters = static_cast<int>(fit);
+  s.dp_units = 0;
+  s.tail_steps = steps;
+  return s;
+}
+
+// How many pieces to cut each unit into, where every unit is spread. A piece saves its share
+// of the unit's K loop, `step_cost` per step in K steps of a whole 128 x 256 tile (half of one
+// where a warpgroup has no rows of C and skips its MMAs), and costs the unit's last piece
+// about kFixUpSteps to read its partial (the reads run one partial after another). So
+// pieces are added while the K steps the next one saves, k_steps x step_cost / (p (p + 1)),
+// exceed that. Measured on an H100 at 1-128 x 256-14336 x 4096-14336 bf16: a unit in 16
+// pieces ran 44.5 us, in one 29.0 (1 x 256 x 4096).
+inline constexpr double kFixUpSteps = 3.0;
+GEMMLAB_STREAM_K_HD constexpr int spread_pieces(int k_steps, double step_cost) {
+  int p = 1;
+  while (k_steps * step_cost > kFixUpSteps * p * (p + 1)) ++p;
+  return p;
+}
+
 // One piece of a cluster's work: K steps [k_begin, k_end) of `unit`.
 struct Work {
   int unit = 0, k_begin = 0, k_end = 0;
