@@ -4,6 +4,8 @@ result's "dtype", and version 1 files are f32 throughout).
 
   scripts/plot.py plot  RESULTS.json [MORE.json ...] --out ladder.png [--title T]
       TFLOP/s (GFLOP/s for cpu) against size for every rung; the anchor is a dashed line.
+      A run of shapes that are mostly not cubes (a shape set such as --shapes llm) plots each
+      rung's ratio to the anchor per shape instead.
   scripts/plot.py table RESULTS.json [--sizes 4096,8192]
       A Markdown table: rung, technique, rate and ratio to the anchor per size.
 
@@ -39,7 +41,7 @@ def ensure_matplotlib(script):
              "(scripts/install-deps.sh installs python3-matplotlib)")
 
 
-def load(paths):
+def load(paths, cubes_only=True):
     records, docs = [], []
     for path in paths:
         with open(path) as f:
@@ -50,7 +52,7 @@ def load(paths):
             docs.append(run)
             for r in run["results"]:
                 r.setdefault("dtype", "f32")
-                if r.get("status") == "ok" and "gflops" in r and r["m"] == r["n"] == r["k"]:
+                if r.get("status") == "ok" and "gflops" in r and (r["m"] == r["n"] == r["k"] or not cubes_only):
                     records.append(r)
     return docs, records
 
@@ -60,12 +62,40 @@ def unit(records):
     return (1e-3, "TFLOP/s") if cuda else (1.0, "GFLOP/s")
 
 
+def plot_shapes(ax, records):
+    """Each rung's ratio to the anchor of its shape, shapes in the run's order, a bar a rung."""
+    shapes = []
+    for r in records:
+        if (r["m"], r["n"], r["k"]) not in shapes:
+            shapes.append((r["m"], r["n"], r["k"]))
+    rungs = []
+    for r in records:
+        if not r.get("anchor") and r.get("ratio_to_anchor") is not None and r["variant"] not in rungs:
+            rungs.append(r["variant"])
+    anchors = sorted({r["variant"] for r in records if r.get("anchor")})
+    by = {(r["variant"], (r["m"], r["n"], r["k"])): r for r in records}
+    import matplotlib.pyplot as plt
+    colors = plt.get_cmap("tab10").colors
+    width = 0.8 / max(1, len(rungs))
+    for i, name in enumerate(rungs):
+        xs = [j + (i - (len(rungs) - 1) / 2) * width for j, s in enumerate(shapes) if (name, s) in by]
+        ys = [by[(name, s)]["ratio_to_anchor"] for s in shapes if (name, s) in by]
+        ax.bar(xs, ys, width, color=colors[i % len(colors)], label=name)
+    ax.axhline(1.0, color="black", linestyle="--", linewidth=1, label=" / ".join(anchors) or "anchor")
+    ax.set_xticks(range(len(shapes)))
+    ax.set_xticklabels([f"{m}×{n}×{k}" for m, n, k in shapes], rotation=60, ha="right", fontsize=7)
+    ax.set_xlabel("M × N × K")
+    ax.set_ylabel("rate ÷ the anchor's, same run")
+    ax.legend(fontsize=7, ncol=3)
+
+
 def plot_bench(paths, out, title=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     docs, records = load(paths)
+    everything = load(paths, cubes_only=False)[1]
     scale, label = unit(records)
     order = []
     for r in records:
@@ -77,7 +107,11 @@ def plot_bench(paths, out, title=None):
     dtypes = "/".join(sorted({r["dtype"] + (f", C in {r['out_dtype']}" if r.get("out_dtype", "f32") != "f32" else "")
                               for r in records}))
     colors = plt.get_cmap("tab20").colors
-    if len(sizes) <= 4:
+    if 2 * len(records) < len(everything):
+        fig, ax = plt.subplots(figsize=(12, 5.5))
+        plot_shapes(ax, everything)
+        records = everything
+    elif len(sizes) <= 4:
         # Few sizes: one group of bars per rung, one bar per size, the anchor hatched.
         by = {(r["variant"], r["m"]): r for r in records}
         fig, ax = plt.subplots(figsize=(min(12, max(7, 0.6 * len(order) * len(sizes) ** 0.5 + 2)), 4.8))
