@@ -6,7 +6,12 @@
 //   2-byte ones), on a handle in CUBLAS_DEFAULT_MATH so the compute type alone decides;
 // - cublas_bf16_bf16, cublas_f16_f16: the same with C (and the beta input) in the input
 //   type, as frameworks call it: float32 sums and scalars (CUBLAS_COMPUTE_32F), C rounded
-//   when stored.
+//   when stored. Its split-K partial sums are added in float32 too
+//   (CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION): by default cuBLAS may add them in
+//   C's type, and at 16 x 600 x 700 with a bf16 C it chose 8 splits added in bf16, which put
+//   5-6 % of C's elements outside the error bound of float32 sums rounded once (off by up to
+//   0.06 at |C| ~ 1). (PyTorch allows that reduction by default:
+//   torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction.)
 #include <cublas_v2.h>
 
 #include <limits>
@@ -85,9 +90,13 @@ GemmExTypes gemm_ex_types(DType dtype, DType output) {
           dtype == DType::TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F};
 }
 
+// The GemmEx anchors' math mode: the compute type decides, and reductions stay in it.
+constexpr auto kComputeTypeReductions =
+    static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
+
 Status run_gemm_ex(const GemmProblem& problem, RunContext& context, GemmExTypes types) {
   cublasHandle_t h = nullptr;
-  GEMMLAB_TRY(handle<CUBLAS_DEFAULT_MATH>(context, h));
+  GEMMLAB_TRY(handle<kComputeTypeReductions>(context, h));
   const Stream stream = context.stream();
   const RowMajorGemm g = canonicalize(problem);
   // CUBLAS_COMPUTE_32F and _FAST_TF32 take float scalars.
@@ -137,7 +146,8 @@ Variant cublas_gemm_ex_variant(DType dtype, DType output) {
   v.output = precision.output;
   v.technique = dtype == DType::TF32 ? "cuBLAS GemmEx, CUBLAS_COMPUTE_32F_FAST_TF32 (anchor)"
                                      : "cuBLAS GemmEx, " + std::string(to_string(dtype)) + " in, " +
-                                           std::string(to_string(output)) + " out, CUBLAS_COMPUTE_32F (anchor)";
+                                           std::string(to_string(output)) + " out, CUBLAS_COMPUTE_32F" +
+                                           (output != DType::F32 ? ", float32 split-K reductions" : "") + " (anchor)";
   v.anchor = true;
   // bf16 and tf32 tensor-core math: sm_80 (cuBLAS has no bf16 GEMM before, and tf32 would not
   // be what the anchor measures).
