@@ -577,6 +577,11 @@ TEST(Wgmma, SpreadKGivesTheSameSums) {
   check_form(bf16_c, {16, 4096, 4096, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}, true);
   check_form(bf16_c, {128, 3000, 1000, Op::N, Op::T, Layout::RowMajor, 0.5, 0.25, 0}, true);
   check_form(bf16_c, {128, 14336, 1000, Op::N, Op::T, Layout::RowMajor, 0.5, 0.25, 0}, false);  // 56 tiles: whole
+  // By default also a few tiles of several rows with a long K loop (16 tiles, 64 steps), not a
+  // short one (512^3: 8 steps).
+  const Variant bf16_auto = cuda::wgmma_ws_variant(DType::BF16);
+  check_form(bf16_auto, {512, 1024, 4096, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}, true);
+  check_form(bf16_auto, {512, 512, 512, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}, false);
   check_form(tf32, {16, 1000, 389, Op::N, Op::T, Layout::RowMajor, 1.0, 0.0, 0}, true);
   check_form(tf32, {100, 700, 1000, Op::T, Op::T, Layout::RowMajor, 0.5, -1.0, 0}, true);  // A in registers
   check_form(tf32, {5, 2000, 600, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0}, true);     // computes C^T

@@ -11,9 +11,8 @@
 //   clusters  clusters of 2 along M sharing B by multicast, whole rounds;
 //   stream_k  clusters of 2, the stream-K tail wherever units are left over (not 3xTF32);
 //   spread_k  single blocks, every unit cut by K into pieces on as many SMs (stream-K
-//             without whole rounds; not 3xTF32); by default for a problem of one row or
-//             column of a few tiles (spread_pays), in as many pieces as
-//             stream_k::spread_pieces says pay.
+//             without whole rounds; not 3xTF32); by default for a problem of a few
+//             tiles (spread_pays), in as many pieces as stream_k::spread_pieces says pay.
 // Where a configuration cannot apply, the next form runs and explain names it: one row of
 // tiles has nothing to share (no cluster); the stream-K tail needs a C that TMA can address
 // and clusters of 2.
@@ -56,7 +55,7 @@ inline std::vector<NamedConfig> configurations(bool split) {
   if (split)
     return {{"auto", "clusters of 2 along M sharing B by multicast (single blocks ran 6-12 % slower)"},
             {"blocks", "single blocks"}};
-  return {{"auto", "per problem: K spread over more SMs for a row or column of a few tiles, clusters of 2 "
+  return {{"auto", "per problem: K spread over more SMs for a few tiles, clusters of 2 "
                    "with the stream-K tail where it pays, for a C TMA cannot address, else single blocks in whole "
                    "rounds"},
           {"blocks", "single blocks, whole rounds"},
@@ -103,17 +102,21 @@ struct Form {
   bool c_transposed;   // the kernel computes C^T (kernel_problem)
 };
 
-// Whether every unit should be cut by K over more SMs (configuration "auto"): a problem of
-// one row or one column of tiles, with at most a quarter as many tiles as SMs, which
-// multiplies a few rows of one operand by all of the other (an LLM's projections at up to
-// 128 tokens): whole tiles would leave most SMs idle and each tile's K loop long. Measured
-// on an H100 (bf16, M = 1-128, K = 4096 and 14336): 16 tiles in 3-9 pieces ran 1.1-1.9x
-// faster than whole, 4 tiles 1.3-1.7x; 56 tiles (N = 14336), which two pieces each would
-// spread, ran 8-29 % slower. (Spread over every SM, a compute-bound 1000^3 lost 18 %:
-// docs/what-did-not-pay.md.)
-inline bool spread_pays(const RowMajorGemm& g, int sms) {
-  const long long tiles_m = ceil_div(g.m, kBM), tiles_n = ceil_div(g.n, kBN);
-  return (tiles_m == 1 || tiles_n == 1) && 4 * tiles_m * tiles_n <= sms;
+// Whether every unit should be cut by K over more SMs (configuration "auto"), as measured
+// on an H100 (NT, microseconds, whole tiles against pieces):
+//  - one row or one column of at most a quarter as many tiles as SMs, which multiplies a
+//    few rows of one operand by all of the other (an LLM's projections at up to 128
+//    tokens): 16 tiles in 3-9 pieces ran 1.1-1.9x faster than whole, 4 tiles 1.3-1.7x; 56
+//    tiles (N = 14336), two pieces each, 8-29 % slower;
+//  - any problem of at most an eighth as many tiles as SMs and a long K loop (32 steps and
+//    more): bf16 512 x 1024 x 4096 34.6 against 26.8, 256 x 1024 x 4096 45.3 against 25.8,
+//    384 x 384 x 8192 43.1 against 31.2; tf32 alike. Shorter loops or more tiles lost:
+//    512^3 12.0 against 15.3, 1000^3 17.2 against 19.6, 256 x 4096 x 4096 (32 tiles) 36.0
+//    against 40.1. (Spread over every SM, 1000^3 lost 18 %: docs/what-did-not-pay.md.)
+inline bool spread_pays(const RowMajorGemm& g, int sms, int k_steps) {
+  const long long tiles_m = ceil_div(g.m, kBM), tiles_n = ceil_div(g.n, kBN), tiles = tiles_m * tiles_n;
+  if ((tiles_m == 1 || tiles_n == 1) && 4 * tiles <= sms) return true;
+  return 8 * tiles <= sms && k_steps >= 32;
 }
 
 // `split`: 3xTF32 (promoted sums); `k_steps`: K steps of one unit of a one-pass run;
@@ -138,7 +141,8 @@ Form form_of(const RowMajorGemm& g, const Options& o, bool split, int k_steps, b
   // Spread by K: single blocks (a row of tiles has nothing to share by multicast); by
   // default, as the stream-K tail, for a C the TMA epilogue writes (the stream-K kernels store
   // any other from registers).
-  const bool spread = !split && (o.spread || (o.auto_spread && addressable && spread_pays(g, device_sm_count())));
+  const bool spread =
+      !split && (o.spread || (o.auto_spread && addressable && spread_pays(g, device_sm_count(), k_steps)));
   // A unit's K step costs half as much where only one warpgroup has rows of C.
   const double step_cost = skips_idle_warpgroups && g.m <= kEpilogueRows ? 0.5 : 1.0;
   const int pieces = stream_k::spread_pieces(k_steps, step_cost);
