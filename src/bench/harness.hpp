@@ -75,6 +75,11 @@ struct Options {
   // is flagged noisy.
   double max_spread = 0.10;
   CacheFlush flush = CacheFlush::Clean;  // before every timed repetition (executor.hpp)
+  // Calls per timed repetition, made one after the other between its two events with nothing
+  // between them (the flush comes before the first), as a framework's layers run: each call's
+  // launch and start can overlap the one before (programmatic dependent launch on Hopper). The
+  // repetition's time is divided by it.
+  int back_to_back = 1;
   // The most device memory a run may use (--device-memory-limit): the check made before
   // anything is allocated (memory_plan.hpp) compares a run's bytes with the smaller of this
   // and what the device has free. Absent: what is free. Ignored on the CPU backend.

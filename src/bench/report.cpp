@@ -269,6 +269,7 @@ nlohmann::json to_json(const std::vector<Record>& records, const RunContext& con
     settings["min_seconds"] = o.min_seconds;
     settings["max_seconds"] = o.max_seconds > 0 ? json(o.max_seconds) : json(nullptr);
     settings["max_spread"] = o.max_spread;
+    settings["back_to_back"] = o.back_to_back;
     settings["interleaved"] = o.interleave.value_or(context.backend == "cuda");
     // The CPU executor flushes nothing: a CPU run records no flush.
     if (context.backend == "cuda") settings["l2_flush"] = to_string(o.flush);

@@ -193,6 +193,11 @@ void add_selection_options(CLI::App& c, SelectionArgs& a, bool timing_options) {
                               "(evicted by a memset, as nvbench and Triton do; its dirty lines are written back inside "
                               "the timed kernel) or none (warm). CUDA only")
                              ->check(CLI::IsMember({"clean", "write", "none"}));
+    CLI::Option* back_to_back =
+        c.add_option("--back-to-back", a.back_to_back,
+                     "Calls per timed repetition, one after the other with nothing between them, as a framework's "
+                     "layers run (the L2 flushed before the first only); the time is per call (default 1)")
+            ->check(CLI::Range(1, 1000));
     CLI::Option* samples = c.add_flag("--samples", a.samples, "Every repetition's time in the JSON (time_ms.samples)");
     c.add_flag("--no-verify", a.no_verify, "Skip verification (timing only)");
     CLI::Option* explain =
@@ -200,7 +205,8 @@ void add_selection_options(CLI::App& c, SelectionArgs& a, bool timing_options) {
     CLI::Option* profile =
         c.add_flag("--profile", a.profile,
                    "Run each selected rung once, untimed and unverified, inside NVTX ranges, for nsys or ncu");
-    for (CLI::Option* timing : {reps, warmup, min_time, max_time, max_spread, interleave, flush, samples, explain})
+    for (CLI::Option* timing :
+         {reps, warmup, min_time, max_time, max_spread, interleave, flush, back_to_back, samples, explain})
       profile->excludes(timing);
     CLI::Option* out_of_core = c.add_flag(
         "--out-of-core", a.out_of_core,
@@ -305,6 +311,9 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
   }
   if (args.xt_block_dims && !args.out_of_core && !distributed.requested())
     throw UsageError{"--xt-block-dims requires --out-of-core or --gpus/--devices"};
+  if (args.back_to_back > 1 && (args.out_of_core || distributed.requested()))
+    throw UsageError{fmt::format("--back-to-back times in-core calls in a row; {} times each call alone",
+                                 args.out_of_core ? "--out-of-core" : distributed.flag())};
   if (distributed.requested() && args.backend != "auto" && args.backend != "cuda")
     throw UsageError{fmt::format("{} runs on GPUs: it needs --backend cuda (or auto), not {}", distributed.flag(),
                                  args.backend)};
@@ -345,6 +354,7 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
     o.max_reps = std::max(o.max_reps, args.reps);
   }
   if (args.warmup >= 0) o.warmup = args.warmup;
+  if (args.back_to_back > 0) o.back_to_back = args.back_to_back;
   if (args.min_time >= 0) o.min_seconds = args.min_time;
   if (args.max_time > 0) o.max_seconds = args.max_time;
   if (args.max_spread >= 0) o.max_spread = args.max_spread / 100;

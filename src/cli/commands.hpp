@@ -40,6 +40,7 @@ struct SelectionArgs {
   double min_time = -1;    // seconds; -1: the harness's default
   double max_time = 0;     // seconds; 0: no cap
   double max_spread = -1;  // percent; -1: the harness's default
+  int back_to_back = 0;    // calls per timed repetition; 0: the harness's default (1)
   std::string interleave = "auto";  // auto, on or off
   std::optional<std::string> l2_flush;  // --l2-flush: clean, write or none (CacheFlush); GPU only
   std::optional<std::string> device_memory_limit;  // --device-memory-limit: bytes, "8G"; GPU only

@@ -39,6 +39,25 @@ std::vector<std::string> split(const std::string& text, char separator) {
   return parts;
 }
 
+// --back-to-back N: every timed repetition makes N calls in a row and records the time per
+// call; the results are verified and timed as usual, and the JSON says how they were timed.
+TEST(CliBench, BackToBackCallsAreRecorded) {
+  const ProgramRun run = gemmlab({"bench", "--backend", "cpu", "--variants", "naive", "--sizes", "48",
+                                  "--format", "json", "--reps", "3", "--warmup", "0", "--min-time", "0",
+                                  "--back-to-back", "4"});
+  ASSERT_EQ(run.exit_code, 0) << explain(run);
+  const json doc = parse_json(run);
+  EXPECT_EQ(doc.at("settings").at("back_to_back"), 4);
+  ASSERT_FALSE(doc.at("results").empty()) << explain(run);
+  for (const json& r : doc.at("results")) {
+    SCOPED_TRACE(r.dump(2));
+    EXPECT_EQ(r.at("status"), "ok");
+    EXPECT_TRUE(r.at("verification").at("passed").get<bool>());
+    EXPECT_GT(r.at("time_ms").at("median").get<double>(), 0.0);
+    EXPECT_GE(r.at("time_ms").at("reps").get<int>(), 3);
+  }
+}
+
 TEST(CliBench, JsonCarriesEverythingAResultNeeds) {
   const std::vector<std::string> ladder = listed_cpu_variants();
   constexpr int kReps = 3;
@@ -82,6 +101,7 @@ TEST(CliBench, JsonCarriesEverythingAResultNeeds) {
   EXPECT_EQ(settings.at("max_seconds"), nullptr);  // no cap unless --max-time
   EXPECT_EQ(settings.at("interleaved"), false);    // a CPU times its rungs in turn by default
   EXPECT_DOUBLE_EQ(settings.at("max_spread").get<double>(), 0.10);
+  EXPECT_EQ(settings.at("back_to_back"), 1);  // one call per timed repetition unless --back-to-back
   // Self-describing: when, how and where it ran.
   const json& about = doc.at("run");
   EXPECT_EQ(about.at("date").get<std::string>().size(), std::string("2025-01-31T12:00:00Z").size());
