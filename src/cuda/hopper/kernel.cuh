@@ -320,16 +320,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   // No block may copy into a peer or arrive on its barriers before the peer initialised them.
   if constexpr (ClusterM > 1) arch::cluster_sync();
   else __syncthreads();
-  // The next kernel on the stream may launch now, if it was launched as a programmatic
-  // dependent (as every wgmma_ws launch is): a following GEMM's blocks take the SMs this grid
-  // leaves free and wait in wait_for_dependencies() until this grid is done, so back-to-back
-  // calls do not pay each launch in full. (This grid is resident whole by then: each block
-  // triggers, and the next grid launches once all have.)
-  arch::launch_dependents();
   // Launched as a programmatic dependent (launch_config): the kernel before it in the stream
-  // (an operand copy, or the GEMM before) may still be running. Nothing above touched global
-  // memory; from here on its writes are complete and visible. (A no-op when nothing is
-  // pending.)
+  // (an operand copy) may still be running. Nothing above touched global memory; from here
+  // on its writes are complete and visible. (A no-op when nothing is pending.)
   arch::wait_for_dependencies();
 
   const int tiles_m = ceil_div(e.m, kBM), tiles_n = ceil_div(e.n, kBN);
