@@ -4,9 +4,10 @@
 // and the launch itself.
 //
 // Configurations (Variant::configs):
-//   auto      per problem, as measured on an H100 (form_of): clusters of 2 where the stream-K
-//             tail runs, for 3xTF32 and for a C that TMA cannot address; single blocks
-//             elsewhere; the stream-K tail where stream_k::tail_pays;
+//   auto      per problem, as measured on an H100 (form_of): a few tiles spread by K
+//             (spread_pays); clusters of 2 where the stream-K tail runs, for 3xTF32 and for
+//             a C that TMA cannot address; single blocks elsewhere; the stream-K tail where
+//             stream_k::tail_pays;
 //   blocks    single blocks, whole rounds;
 //   clusters  clusters of 2 along M sharing B by multicast, whole rounds;
 //   stream_k  clusters of 2, the stream-K tail wherever units are left over (not 3xTF32);
@@ -155,8 +156,9 @@ Form form_of(const RowMajorGemm& g, const Options& o, bool split, int k_steps, b
   // blocks' consumers to hand it back and for both producers' copies, and that coupling
   // costs 1.3-2.2 % of the K loop's cycles (Nsight Compute's locked clock, tf32 and bf16,
   // 4096 x 4096 x K); in whole rounds single blocks ran 1.5-1.9 % faster at 4096^3 and
-  // 0.3-7 % at 1000^3, 2048^3 and 6144^3. Clusters stay where the stream-K tail runs (it has
-  // no single-block form, and with it clusters won 2-8 % at 3072^3, 5120^3 and 8192^3), for
+  // 0.3-7 % at 1000^3, 2048^3 and 6144^3. Clusters stay where the stream-K tail runs (in
+  // single blocks its pieces read twice the bytes from DRAM, and with it clusters won 2-8 % at
+  // 3072^3, 5120^3 and 8192^3), for
   // 3xTF32 (single blocks 6-12 % slower; likely because its split operands carry twice the
   // bytes per MMA, which multicast halves) and where TMA cannot address C (the warp-stored
   // epilogue: equal for bf16, tf32 1 % slower without). Measured on an H100.
