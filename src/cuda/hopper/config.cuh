@@ -84,6 +84,12 @@ static_assert((kLaunchRegisters - kProducerRegisters) * kWarpgroup >=
                   (kConsumerRegisters - kLaunchRegisters) * kWarpgroup * kConsumers,
               "the consumers would wait for registers the producer does not free");
 
+// Whether a consumer warpgroup whose 64 rows all lie below C skips its MMAs (kernel.cuh's
+// consume; form_of counts a unit's K step at half the cost there): the 16-bit types. The
+// tf32 kernels spilled 12 bytes with it.
+template <class E>
+constexpr bool kSkipsIdleWarpgroups = E::kMnMajor;
+
 template <class E>
 constexpr int kBK = kRowBytes / E::kBytes;  // K per stage: 64 bf16, 32 tf32
 template <class E>

@@ -34,7 +34,7 @@ Setup setup(const GemmProblem& p, const Options& o) {
   s.g = kernel_problem<E>(canonicalize(p), Split, s.c_transposed);
   s.plan = make_plan<E>(s.g, Split);
   s.form = form_of<typename E::Output>(s.g, o, Split, ceil_div(s.g.k, kBK<E>), a_in_registers<E>(s.g, Split),
-                                       s.c_transposed, E::kMnMajor);
+                                       s.c_transposed, kSkipsIdleWarpgroups<E>);
   return s;
 }
 

@@ -122,7 +122,7 @@ inline bool spread_pays(const RowMajorGemm& g, int sms, int k_steps) {
 
 // `split`: 3xTF32 (promoted sums); `k_steps`: K steps of one unit of a one-pass run;
 // `skips_idle_warpgroups`: the kernel multiplies nothing in a warpgroup without rows of C
-// (16-bit types); Out: C's storage type.
+// (kSkipsIdleWarpgroups); Out: C's storage type.
 template <class Out>
 Form form_of(const RowMajorGemm& g, const Options& o, bool split, int k_steps, bool register_a, bool c_transposed,
              bool skips_idle_warpgroups) {

@@ -154,8 +154,8 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
     const int mma_end = work.k_end < promote_from ? work.k_end : promote_from;
     // A warpgroup whose 64 rows all lie below C (up to 64 rows of C: an LLM's decode steps)
     // waits for each stage and hands it back, but multiplies nothing: half the tensor
-    // cores' work per tile. 16-bit types only: the tf32 kernels spilled 12 bytes with it.
-    const bool rows_in_c = !E::kMnMajor || tm * kBM + warpgroup * kEpilogueRows < e.m;
+    // cores' work per tile (kSkipsIdleWarpgroups).
+    const bool rows_in_c = !kSkipsIdleWarpgroups<E> || tm * kBM + warpgroup * kEpilogueRows < e.m;
     // One stage: its MMAs issued, the previous stage's waited for and handed back. With A in
     // registers, `frag` receives this stage's A fragments and `held` are the previous
     // stage's, in use until the wait.
