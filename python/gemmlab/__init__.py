@@ -397,8 +397,8 @@ def _registry() -> dict[str, dict[str, tuple[str | None, str]]]:
 
 
 def _output_allowed(want: str, out: str) -> bool:
-    """C is float32, or float16 / bfloat16 beside inputs of that type (not tf32: float32 inputs)."""
-    return out == "f32" or (out == want and out in ("bf16", "f16"))
+    """C is float32, or float16 / bfloat16 beside inputs of that type (not tf32: float32 inputs) or FP8 inputs."""
+    return out == "f32" or (out in ("bf16", "f16") and (out == want or want in ("e4m3", "e5m2")))
 
 
 def _check_rung(variant: str, want: str, out: str, backend: str, where: str) -> None:
@@ -561,7 +561,8 @@ def _matmul_general(a: Any, b: Any, out: Any, alpha: float, beta: float, variant
     for op in (A, B):
         if op.dtype is None:
             raise TypeError(f"{op.name} has dtype {op.dtype_text}: gemmlab takes float32, float16 or bfloat16 "
-                            f"inputs (NumPy has no bfloat16: use torch.bfloat16 on a GPU)")
+                            f"inputs (NumPy has no bfloat16: use torch.bfloat16 on a GPU; float8 inputs run in "
+                            f"gemmlab.bench(dtype='e4m3' or 'e5m2'), not in matmul)")
     if A.dtype != B.dtype:
         raise TypeError(f"a is {_WORDS[A.dtype]} and b is {_WORDS[B.dtype]}: gemmlab takes two inputs of one dtype")
     (m, k), (k_b, n) = A.shape, B.shape
@@ -732,7 +733,8 @@ def _run(command: str, arguments: dict[str, Any], as_frame: bool, document: bool
     out_dtype = arguments["out_dtype"]
     if out_dtype not in _WORDS or not _output_allowed(args.dtype, out_dtype):
         raise ValueError(f"out_dtype={out_dtype!r} does not go with dtype={args.dtype!r}: C is 'f32', or the 2-byte "
-                         f"input type itself ('bf16' with dtype='bf16', 'f16' with dtype='f16')")
+                         f"input type itself ('bf16' with dtype='bf16', 'f16' with dtype='f16'), or 'bf16' or 'f16' "
+                         f"with dtype='e4m3' or 'e5m2'")
     args.out_dtype = out_dtype
     args.variants = _names(arguments["variant"])
     args.config = arguments["config"] or ""
@@ -768,8 +770,9 @@ def verify(variant: str | Sequence[str] | None = None, *, backend: str = "auto",
     """gemmlab verify: runs rungs against the float64 reference, untimed.
 
     variant: a rung's name, several ("a,b" or a list), or None for every rung of `dtype`
-    (f32, tf32, bf16, f16) and `out_dtype` (how C is stored: f32, or bf16 / f16 with that
-    dtype) on `backend` ("cpu", "cuda", or "auto": cuda with a GPU). shapes:
+    (f32, tf32, bf16, f16, or e4m3 / e5m2: FP8 inputs quantised with a per-tensor scale) and
+    `out_dtype` (how C is stored: f32, or bf16 / f16 with that dtype or an FP8 one) on
+    `backend` ("cpu", "cuda", or "auto": cuda with a GPU). shapes:
     (m, n, k) tuples, ints (square) or "MxNxK" strings; by default the awkward shapes of
     `gemmlab verify` (1x1x1, primes, k = 1, tall and skinny). trans ("NN", "NT", "TN", "TT"),
     layout ("row", "col"), alpha, beta, pad (extra elements in every leading dimension), seed

@@ -28,13 +28,15 @@ def device(index: int = 0, *, measure: bool = False) -> Record: ...
 # verify() and bench() return a list of records, a pandas DataFrame with as_frame=True, or the
 # whole JSON document (a dict) with document=True.
 def verify(variant: str | Sequence[str] | None = None, *, backend: str = "auto", device: int = 0,
-           dtype: Literal["f32", "tf32", "bf16", "f16"] = "f32", out_dtype: Literal["f32", "bf16", "f16"] = "f32",
+           dtype: Literal["f32", "tf32", "bf16", "f16", "e4m3", "e5m2"] = "f32",
+           out_dtype: Literal["f32", "bf16", "f16"] = "f32",
            shapes: Shape | Sequence[Shape] | None = None,
            trans: Literal["NN", "NT", "TN", "TT"] = "NN", layout: Literal["row", "col"] = "row",
            alpha: float = 1.0, beta: float = 0.0, pad: int = 0, seed: int | None = None,
            config: str | None = None, as_frame: bool = False, document: bool = False) -> Any: ...
 def bench(variant: str | Sequence[str] | None = None, *, backend: str = "auto", device: int = 0,
-          dtype: Literal["f32", "tf32", "bf16", "f16"] = "f32", out_dtype: Literal["f32", "bf16", "f16"] = "f32",
+          dtype: Literal["f32", "tf32", "bf16", "f16", "e4m3", "e5m2"] = "f32",
+          out_dtype: Literal["f32", "bf16", "f16"] = "f32",
           shapes: Shape | Sequence[Shape] | None = None,
           trans: Literal["NN", "NT", "TN", "TT"] = "NN", layout: Literal["row", "col"] = "row",
           alpha: float = 1.0, beta: float = 0.0, pad: int = 0, seed: int | None = None,

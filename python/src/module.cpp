@@ -90,7 +90,7 @@ Backend backend_named(const std::string& name) {
 DType dtype_named(std::string_view name, const char* what) {
   const std::optional<DType> dtype = parse_dtype(name);
   if (!dtype) {
-    throw nb::value_error((std::string(what) + " '" + std::string(name) + "' must be f32, tf32, bf16 or f16").c_str());
+    throw nb::value_error((std::string(what) + " '" + std::string(name) + "' must be " + dtype_names_text()).c_str());
   }
   return *dtype;
 }
@@ -147,17 +147,20 @@ std::tuple<std::string, std::string> run_gemm(Context& context, std::uintptr_t s
   problem.a = matrix_of(a, dtype_named(dtype, "dtype"));
   problem.b = matrix_of(b, problem.a.dtype);
   problem.c = matrix_of(c, dtype_named(out_dtype, "out_dtype"));
-  // `compute` names the call's type as bench's --dtype does (f32, tf32, bf16, f16): its
-  // arithmetic is that name's (bf16 and f16 inputs are multiplied exactly and summed in f32);
-  // C is float32 or, for bf16 and f16, that type itself (as bench's --out-dtype).
+  // `compute` names the call's type as bench's --dtype does (f32, tf32, bf16, f16, e4m3,
+  // e5m2): its arithmetic is that name's (bf16, f16 and FP8 inputs are multiplied exactly and
+  // summed in f32; FP8 here with scales of 1); C is float32 or, for bf16 and f16, that type
+  // itself, or bf16 or f16 beside FP8 inputs (as bench's --out-dtype).
   const DType name = dtype_named(compute, "compute");
   if (!precision_for(name)) {
-    throw nb::value_error(("compute '" + std::string(compute) + "' must be f32, tf32, bf16 or f16").c_str());
+    throw nb::value_error(("compute '" + std::string(compute) + "' must be " + dtype_names_text()).c_str());
   }
+  if (is_fp8(problem.c.dtype)) throw nb::value_error(std::string(kFp8OutputRefusal).c_str());
   const std::optional<Precision> precision = precision_for(name, problem.c.dtype);
   if (!precision) {
     throw nb::value_error(("C of " + std::string(out_dtype) + " goes with " + std::string(out_dtype) +
-                           " inputs only (C is f32, or the 2-byte input type), not " + std::string(compute))
+                           " inputs only (C is f32, the 2-byte input type, or bf16 or f16 beside FP8 inputs), not " +
+                           std::string(compute))
                               .c_str());
   }
   problem.compute = precision->compute;

@@ -245,6 +245,10 @@ def test_as_frame_without_pandas(monkeypatch):
     (dict(dtype="tf32", out_dtype="f16"), "out_dtype='f16' does not go with dtype='tf32'"),
     (dict(out_dtype="f64"), "out_dtype='f64' does not go"),
     (dict(dtype="bf16", out_dtype="bf16"), "the cpu backend has no variant of bf16 inputs with bf16 C"),
+    # FP8 inputs take C in f32, bf16 or f16 (never FP8), and run on a GPU only.
+    (dict(dtype="e4m3", out_dtype="e4m3"), "out_dtype='e4m3' does not go with dtype='e4m3'"),
+    (dict(dtype="e5m2"), "the cpu backend has no e5m2 variant"),
+    (dict(dtype="e4m3", out_dtype="bf16"), "the cpu backend has no variant of e4m3 inputs with bf16 C"),
 ])
 def test_verify_bad_arguments(kwargs, words):
     arguments = dict(backend="cpu", shapes=[4])

@@ -61,7 +61,7 @@ Status run_distributed(const Options& o, const DistributedJob& job, Executor& ex
   if (ex.backend() != Backend::Cuda)
     return {StatusCode::InvalidValue, "the distributed GEMM runs on GPUs: use --backend cuda"};
   if (job.devices.empty()) return {StatusCode::InvalidValue, "the distributed job needs at least one GPU"};
-  GEMMLAB_TRY(check_c_is_f32(o, "--gpus/--devices"));
+  GEMMLAB_TRY(check_host_job_types(o, "--gpus/--devices"));
   if (o.ld_padding != 0)
     return {StatusCode::InvalidValue,
             "--gpus does not take --pad (the job's blocks are dense copies of the host matrices)"};

@@ -42,9 +42,14 @@ KernelReport inspect_kernel(const GemmProblem& problem, const Variant& v, const 
 // How a tensor-core peak was reached, for the explain table.
 std::string tensor_peak_text(const ExplainContext& c, DType input) {
   const cuda::DevicePeaks& p = c.peaks;
-  const int per_clock = input == DType::BF16 ? p.bf16_flops : input == DType::F16 ? p.f16_flops : p.tf32_flops;
+  const int per_clock = input == DType::BF16 ? p.bf16_flops
+                        : input == DType::F16 ? p.f16_flops
+                        : is_fp8(input)       ? p.fp8_flops
+                                              : p.tf32_flops;
+  // e4m3 and e5m2 share the one FP8 rate.
+  const std::string_view type = input == DType::F32 ? "tf32" : is_fp8(input) ? "fp8" : to_string(input);
   return fmt::format("{}{} tensor-core peak (table: {} flops per SM per clock{}) x {} SMs x {} MHz",
-                     input == DType::F32 ? "a third of the " : "", input == DType::F32 ? "tf32" : to_string(input),
+                     input == DType::F32 ? "a third of the " : "", type,
                      per_clock, p.halved ? ", GeForce half rate" : "", c.facts.sm_count, c.facts.max_sm_clock_mhz);
 }
 

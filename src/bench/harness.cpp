@@ -12,6 +12,7 @@
 
 #include "bench/memory_plan.hpp"
 #include "core/element.hpp"
+#include "core/quantise.hpp"
 #include "cpu/thread_pool.hpp"
 #include "core/random.hpp"
 #include "core/reference.hpp"
@@ -28,8 +29,10 @@ namespace {
 struct Operand {
   Matrix desc;
   std::vector<float> host;
-  std::vector<std::byte> encoded;  // 2-byte types only: float32 storage uses `host` itself
+  std::vector<std::byte> encoded;  // 1- and 2-byte types only: float32 storage uses `host` itself
   std::unique_ptr<Buffer> device;
+  // FP8: the per-tensor scale; `host` holds the stored elements, the values over the scale.
+  float scale = 1.0f;
 
   std::size_t bytes() const { return host.size() * storage_bytes(desc.dtype); }
   // The storage the device copy and the reference read: exactly the rounded values.
@@ -55,14 +58,20 @@ void fill_padding(Operand& x, std::uint64_t seed, bool canaries) {
           round_to_storage(fill[static_cast<std::size_t>(line * padding + e - extent)], x.desc.dtype);
 }
 
-// Random values in [-1, 1) drawn as floats and rounded to the storage type (or NaN), and
-// the device buffer for them; upload() copies them once the padding is filled too.
+// Random values in [-1, 1) drawn as floats and rounded to the storage type (FP8: quantised
+// per tensor), or NaN, and the device buffer for them; upload() copies them once the padding
+// is filled too.
 Status make_operand(Executor& ex, Operand& x, std::uint64_t seed, std::uint64_t stream, bool nan_fill) {
   const std::int64_t elements = x.desc.lines() * x.desc.ld;
   x.host.assign(static_cast<std::size_t>(elements), 0.0f);
   if (nan_fill) std::fill(x.host.begin(), x.host.end(), std::numeric_limits<float>::quiet_NaN());
   else fill_random(x.host, seed, stream);
-  for (float& value : x.host) value = round_to_storage(value, x.desc.dtype);
+  if (is_fp8(x.desc.dtype) && !nan_fill) {
+    // The ld padding's values set no scale: fill_padding replaces them.
+    x.scale = quantise_per_tensor(x.desc, x.desc.dtype, x.host);
+  } else {
+    for (float& value : x.host) value = round_to_storage(value, x.desc.dtype);
+  }
   GEMMLAB_TRY(ex.allocate(x.bytes(), x.device));
   x.desc.data = x.device->data();
   return Status::ok();
@@ -73,7 +82,7 @@ Status upload(Executor& ex, Operand& x) {
   return ex.upload(x.device->data(), x.stored(), x.bytes());
 }
 
-// The device copy as floats in `out` (x.host's size): 2-byte storage comes down into
+// The device copy as floats in `out` (x.host's size): 1- and 2-byte storage comes down into
 // `scratch` and is decoded, exactly, so a result compares with x.host bit for bit.
 Status download(Executor& ex, const Operand& x, std::vector<float>& out, std::vector<std::byte>& scratch) {
   if (storage_bytes(x.desc.dtype) == sizeof(float)) return ex.download(out.data(), x.device->data(), x.bytes());
@@ -285,6 +294,8 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
   problem.b = b.desc;
   problem.c = c.desc;
   problem.compute = precision.compute;
+  problem.scale_a = a.scale;
+  problem.scale_b = b.scale;
   GEMMLAB_TRY(validate(problem));
 
   ReferenceResult reference;
@@ -293,7 +304,7 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
   const bool verifying = o.verify && !o.profile;
   if (verifying) {
     // The reference reads the very values the device got: A, B and beta's C0 in their
-    // storage types.
+    // storage types (FP8: the stored elements, their scales applied with alpha, in float64).
     GemmProblem host = problem;
     host.a.data = const_cast<void*>(a.stored());
     host.b.data = const_cast<void*>(b.stored());
@@ -357,6 +368,8 @@ Status run_shape(const Options& o, Executor& ex, const Shape& shape, std::uint64
     r.anchor = v->anchor;
     r.threads = v->threads;
     r.seed = seed;
+    r.scale_a = problem.scale_a;
+    r.scale_b = problem.scale_b;
     r.model = v->model(problem);
     // A rung this GPU or this build cannot run (what it needs: Variant::min_compute_capability,
     // arch_specific) is skipped by name, before its can_implement.

@@ -44,8 +44,9 @@ struct Options {
   // The --dtype name (types.hpp, precision_for): how A and B are stored and multiplied.
   // Only variants of this precision run; naming one of another is an InvalidValue.
   DType dtype = DType::F32;
-  // --out-dtype: how C (and beta's C0) is stored: float32, or the 2-byte input type itself
-  // (output_allowed); the precision of the run is precision_for(dtype, out_dtype).
+  // --out-dtype: how C (and beta's C0) is stored: float32, the 2-byte input type itself, or
+  // bf16 or f16 beside FP8 inputs (output_allowed); the precision of the run is
+  // precision_for(dtype, out_dtype). FP8 inputs are quantised per tensor (run_shape).
   DType out_dtype = DType::F32;
   std::vector<std::string> variants;  // names within the backend; empty = every rung of dtype
   // A named configuration (Variant::configs) every named rung runs; empty: each its default.
@@ -138,6 +139,8 @@ struct Record {
   std::int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
   std::string trans, layout;
   double alpha = 1, beta = 0;
+  // FP8 inputs: the per-tensor scales the harness quantised A and B with (GemmProblem).
+  double scale_a = 1, scale_b = 1;
   std::uint64_t seed = 0;
 
   std::string status = "ok";  // "ok", "skipped" (can_implement said no) or "error"
@@ -178,7 +181,8 @@ Status run(const Options& options, Executor& executor, std::vector<Record>& reco
 Status select_variants(const Options& options, Backend backend, std::vector<Variant>& out);
 
 // InvalidValue, saying what goes with what, for a --dtype no rung computes in (f64) or an
-// --out-dtype that --dtype does not take (output_allowed: f32, or the 2-byte input type).
+// --out-dtype that --dtype does not take (output_allowed: f32, the 2-byte input type, bf16 or
+// f16 beside FP8 inputs; never an FP8 C).
 Status check_dtypes(DType dtype, DType out_dtype);
 
 // Finds the anchor for each record (same backend, dtype, C type and shape; for CPU rungs the

@@ -70,7 +70,12 @@ void report_progress(const Options& o, Progress::Phase phase, const Record& r, i
 
 }  // namespace
 
-Status check_c_is_f32(const Options& o, std::string_view job) {
+Status check_host_job_types(const Options& o, std::string_view job) {
+  if (is_fp8(o.dtype))
+    return {StatusCode::InvalidValue,
+            fmt::format("{} does not take --dtype {}: its block products carry no per-tensor scales (FP8 runs in "
+                        "core: drop {})",
+                        job, to_string(o.dtype), job)};
   if (o.out_dtype == DType::F32) return Status::ok();
   return {StatusCode::InvalidValue,
           fmt::format("{} keeps C in float32, so it takes --out-dtype f32 only, not {} (a 16-bit C runs in "

@@ -21,9 +21,11 @@
 
 namespace gemmlab::bench {
 
-// InvalidValue where options.out_dtype is not float32: the jobs on host operands fill, check
-// and restore C as float32 (`job`: the flag that asked for the job, "--out-of-core").
-Status check_c_is_f32(const Options& options, std::string_view job);
+// InvalidValue where the jobs on host operands cannot take the run's types (`job`: the flag
+// that asked for the job, "--out-of-core"): options.out_dtype other than float32 (they fill,
+// check and restore C as float32), or FP8 inputs (the library's out-of-core and distributed
+// GEMMs refuse them: their block products carry no per-tensor scales).
+Status check_host_job_types(const Options& options, std::string_view job);
 
 // A matrix's buffer in bytes, in its storage type.
 std::uint64_t matrix_bytes(const Matrix& x);

@@ -117,7 +117,7 @@ Status run_out_of_core(const Options& o, const OutOfCoreJob& job, Executor& ex, 
                        HostLink& link) {
   if (ex.backend() != Backend::Cuda)
     return {StatusCode::InvalidValue, "--out-of-core streams host operands through a GPU: use --backend cuda"};
-  GEMMLAB_TRY(check_c_is_f32(o, "--out-of-core"));
+  GEMMLAB_TRY(check_host_job_types(o, "--out-of-core"));
   if (o.ld_padding != 0)
     return {StatusCode::InvalidValue,
             "--out-of-core does not take --pad (the library's out-of-core GEMM does: its tests cover padded leading "

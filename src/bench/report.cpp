@@ -29,11 +29,19 @@ std::string shorten(const std::string& text, std::size_t width) {
   return text.size() <= width ? text : text.substr(0, width - 3) + "...";
 }
 
-// The shape's line above its rungs; a C stored in other than float32 is said after the dtype.
+// Whether the record's inputs are FP8, and so carry per-tensor scales.
+bool has_scales(const Record& r) {
+  const std::optional<DType> dtype = parse_dtype(r.dtype);
+  return dtype && is_fp8(*dtype);
+}
+
+// The shape's line above its rungs; a C stored in other than float32 is said after the dtype,
+// FP8 inputs' scales after alpha and beta.
 std::string shape_key(const Record& r) {
   const std::string types = r.out_dtype == "f32" ? r.dtype : fmt::format("{} (C in {})", r.dtype, r.out_dtype);
-  return fmt::format("{}x{}x{} {} {} {} alpha={} beta={} lda={} ldb={} ldc={} seed={}", r.m, r.n, r.k, types,
-                     r.trans, r.layout, r.alpha, r.beta, r.lda, r.ldb, r.ldc, r.seed);
+  const std::string scales = has_scales(r) ? fmt::format(" scale_a={} scale_b={}", r.scale_a, r.scale_b) : "";
+  return fmt::format("{}x{}x{} {} {} {} alpha={} beta={}{} lda={} ldb={} ldc={} seed={}", r.m, r.n, r.k, types,
+                     r.trans, r.layout, r.alpha, r.beta, scales, r.lda, r.ldb, r.ldc, r.seed);
 }
 
 std::string lookup(const RunContext& c, const std::string& key) {
@@ -322,6 +330,10 @@ nlohmann::json to_json(const std::vector<Record>& records, const RunContext& con
       if (context.samples) item["time_ms"]["samples"] = r.timing.samples;
       item["gflops"] = r.gflops;
       item["noisy"] = r.noisy;
+    }
+    if (has_scales(r)) {
+      item["scale_a"] = r.scale_a;
+      item["scale_b"] = r.scale_b;
     }
     if (!r.warnings.empty()) item["warnings"] = r.warnings;
     if (r.out_of_core) item["out_of_core"] = out_of_core_json(*r.out_of_core);

@@ -28,7 +28,8 @@ namespace gemmlab::bench {
 // distributed job ("command": "bench --distributed"), "nccl_version", "peer_link", its settings
 // (gpus, devices, decompositions, placements, broadcast_ctas) and each result's "distributed";
 // "out_dtype" (how C was stored: f32, or bf16 or f16 beside that dtype) in the settings and
-// every result, absent from older files, which stored C in f32.
+// every result, absent from older files, which stored C in f32; dtypes e4m3 and e5m2, whose
+// results carry "scale_a" and "scale_b" (the per-tensor scales A and B were quantised with).
 inline constexpr int kSchemaVersion = 3;
 
 struct RunContext {

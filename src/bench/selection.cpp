@@ -23,17 +23,18 @@ std::string flags_text(DType dtype, DType output) {
 
 Status check_dtypes(DType dtype, DType out_dtype) {
   if (!precision_for(dtype))
-    return {StatusCode::InvalidValue,
-            fmt::format("--dtype {}: no rung computes in {} (f32, tf32, bf16 or f16)", to_string(dtype),
-                        to_string(dtype))};
+    return {StatusCode::InvalidValue, fmt::format("--dtype {}: no rung computes in {} ({})", to_string(dtype),
+                                                  to_string(dtype), dtype_names_text())};
   if (output_allowed(dtype, out_dtype)) return Status::ok();
+  if (is_fp8(out_dtype))
+    return {StatusCode::InvalidValue, fmt::format("--out-dtype {}: {}", to_string(out_dtype), kFp8OutputRefusal)};
   if (out_dtype == DType::BF16 || out_dtype == DType::F16)
     return {StatusCode::InvalidValue,
-            fmt::format("--out-dtype {0} goes with --dtype {0} only (C is f32, or the 2-byte input type), not "
-                        "--dtype {1}",
+            fmt::format("--out-dtype {0} goes with --dtype {0}, e4m3 or e5m2 only (C is f32, the 2-byte input type, "
+                        "or a 2-byte type beside FP8 inputs), not --dtype {1}",
                         to_string(out_dtype), to_string(dtype))};
   return {StatusCode::InvalidValue,
-          fmt::format("--out-dtype {}: C is stored in f32, or in the 2-byte input type (bf16 or f16)",
+          fmt::format("--out-dtype {}: C is stored in f32, or in bf16 or f16 beside inputs of that type or FP8 inputs",
                       to_string(out_dtype))};
 }
 

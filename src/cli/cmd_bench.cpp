@@ -50,11 +50,20 @@ void add_dtype_option(CLI::App& c, std::string& dtype, std::string& out_dtype) {
   for (DType output : kOutDTypeNames) outputs.emplace_back(to_string(output));
   c.add_option("--dtype", dtype,
                "Input type: f32 (default), tf32 (f32 storage, tensor-core math), bf16 or f16 (2-byte inputs, "
-               "f32 sums); C is f32 unless --out-dtype says otherwise. Runs the variants of that type and its anchor")
+               "f32 sums), e4m3 or e5m2 (FP8 inputs quantised with a per-tensor scale, f32 sums); C is f32 unless "
+               "--out-dtype says otherwise. Runs the variants of that type and its anchor")
       ->check(CLI::IsMember(names));
+  // An FP8 C gets its own answer rather than CLI11's "not in {f32,bf16,f16}".
+  const CLI::Validator no_fp8_c(
+      [](std::string& text) {
+        const std::optional<DType> type = parse_dtype(text);
+        return type && is_fp8(*type) ? std::string(kFp8OutputRefusal) : std::string();
+      },
+      "");
   c.add_option("--out-dtype", out_dtype,
-               "How C (and beta's C0) is stored: f32 (default), or with --dtype bf16 or f16 that type itself (the "
-               "f32 sums rounded once, as frameworks keep C)")
+               "How C (and beta's C0) is stored: f32 (default), or bf16 or f16: with --dtype bf16 or f16 that type "
+               "itself, with --dtype e4m3 or e5m2 either (the f32 sums rounded once, as frameworks keep C)")
+      ->check(no_fp8_c)
       ->check(CLI::IsMember(outputs));
 }
 
@@ -376,9 +385,10 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
   } else {
     apply_device_memory_limit(args.device_memory_limit, backend, o);
   }
-  if (args.out_of_core || distributed.requested())
-    if (Status s = bench::check_c_is_f32(o, args.out_of_core ? "--out-of-core" : distributed.flag()); !s)
-      throw UsageError{s.message()};
+  if (args.out_of_core || distributed.requested()) {
+    const std::string job = args.out_of_core ? "--out-of-core" : distributed.flag();
+    if (Status s = bench::check_host_job_types(o, job); !s) throw UsageError{s.message()};
+  }
   if (args.out_of_core) return run_out_of_core_bench(args, o, backend, device_memory_share, seed_given);
   if (distributed.requested())
     return run_distributed_bench(args, o, seed_given, args.sizes || args.mnk || args.shapes);

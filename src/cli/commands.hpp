@@ -125,7 +125,8 @@ void print_seed_line(std::uint64_t seed, const std::string& command_line, bool s
 // Progress lines on stderr: on a terminal (after the first seconds), or always with `forced`.
 std::function<void(const bench::Progress&)> progress_printer(bool forced);
 // --dtype on `command`, restricted to the names precision_for() knows, and --out-dtype
-// (f32, bf16 or f16): which goes with which is checked by apply_dtypes.
+// (f32, bf16 or f16; an FP8 name is refused with kFp8OutputRefusal): which goes with which is
+// checked by apply_dtypes.
 void add_dtype_option(CLI::App& command, std::string& dtype, std::string& out_dtype);
 // --dtype and --out-dtype into `options`: a UsageError naming both flags for a pair that
 // output_allowed() refuses.

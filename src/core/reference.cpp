@@ -73,15 +73,17 @@ std::vector<double> unpack(const Matrix& x, bool transposed, std::int64_t rows, 
 namespace {
 
 // value = alpha * sum + beta * C0; magnitude = |alpha| * sum|.| + |beta| * |C0|, for the
-// result's element (r, c), which is C's element (row(r), col(c)). beta = 0 never reads C0
-// (it may hold NaN on purpose).
+// result's element (r, c), which is C's element (row(r), col(c)). alpha is the effective one:
+// the sums are of the stored elements, and FP8 operands' scales multiply them here. beta = 0
+// never reads C0 (it may hold NaN on purpose).
 template <class Row, class Col>
 void scale_into(const GemmProblem& p, ReferenceResult& out, Row row, Col col) {
+  const double alpha = effective_alpha(p);
   for (std::int64_t r = 0; r < out.m; ++r)
     for (std::int64_t c = 0; c < out.n; ++c) {
       const auto idx = static_cast<std::size_t>(r * out.n + c);
-      double value = p.alpha * out.value[idx];
-      double magnitude = std::fabs(p.alpha) * out.magnitude[idx];
+      double value = alpha * out.value[idx];
+      double magnitude = std::fabs(alpha) * out.magnitude[idx];
       if (p.beta != 0.0) {
         const double c0 = load_element(p.c.data, p.c.offset(row(r), col(c)), p.c.dtype);
         value += p.beta * c0;

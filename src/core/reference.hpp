@@ -11,7 +11,8 @@ namespace gemmlab {
 // What the reference computes, for a problem whose data is in host memory:
 //   value(i, j)     = alpha * sum_p op(A)(i,p) op(B)(p,j) + beta * C0(i,j)   (in float64)
 //   magnitude(i, j) = |alpha| * sum_p |op(A)(i,p)| |op(B)(p,j)| + |beta| * |C0(i,j)|
-// both m x n row-major. The magnitude scales the error bound of every element.
+// both m x n row-major, with alpha = effective_alpha() (FP8 operands: the stored elements
+// summed, their scales applied with alpha). The magnitude scales the error bound of every element.
 // With beta = 0, C0 is not read. Blocked and threaded over all cores.
 struct ReferenceResult {
   std::int64_t m = 0, n = 0;

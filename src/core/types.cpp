@@ -1,5 +1,6 @@
 #include "gemmlab/types.hpp"
 
+#include <iterator>
 #include <string>
 
 #include "gemmlab/status.hpp"
@@ -17,6 +18,8 @@ std::string_view to_string(DType type) {
     case DType::BF16: return "bf16";
     case DType::F16: return "f16";
     case DType::F64: return "f64";
+    case DType::E4M3: return "e4m3";
+    case DType::E5M2: return "e5m2";
   }
   return "?";
 }
@@ -34,7 +37,7 @@ std::optional<Op> parse_op(char letter) {
 }
 
 std::optional<DType> parse_dtype(std::string_view text) {
-  for (DType t : {DType::F32, DType::TF32, DType::BF16, DType::F16, DType::F64})
+  for (DType t : {DType::F32, DType::TF32, DType::BF16, DType::F16, DType::F64, DType::E4M3, DType::E5M2})
     if (text == to_string(t)) return t;
   return std::nullopt;
 }
@@ -52,6 +55,8 @@ std::size_t storage_bytes(DType type) {
     case DType::BF16:
     case DType::F16: return 2;
     case DType::F64: return 8;
+    case DType::E4M3:
+    case DType::E5M2: return 1;
   }
   return 0;
 }
@@ -63,12 +68,16 @@ double unit_roundoff(DType type) {
     case DType::BF16: return 0x1p-8;
     case DType::F16: return 0x1p-11;
     case DType::F64: return 0x1p-53;
+    case DType::E4M3: return 0x1p-4;
+    case DType::E5M2: return 0x1p-3;
   }
   return 1.0;
 }
 
 bool output_allowed(DType name, DType output) {
-  return output == DType::F32 || ((name == DType::BF16 || name == DType::F16) && output == name);
+  if (output == DType::F32) return true;
+  if (output != DType::BF16 && output != DType::F16) return false;
+  return output == name || is_fp8(name);
 }
 
 std::optional<Precision> precision_for(DType name, DType output) {
@@ -78,9 +87,20 @@ std::optional<Precision> precision_for(DType name, DType output) {
     case DType::TF32: return Precision{DType::F32, DType::TF32, output};
     case DType::BF16: return Precision{DType::BF16, DType::F32, output};
     case DType::F16: return Precision{DType::F16, DType::F32, output};
+    case DType::E4M3: return Precision{DType::E4M3, DType::F32, output};
+    case DType::E5M2: return Precision{DType::E5M2, DType::F32, output};
     case DType::F64: return std::nullopt;
   }
   return std::nullopt;
+}
+
+std::string dtype_names_text() {
+  std::string text;
+  for (std::size_t i = 0; i < std::size(kDTypeNames); ++i) {
+    if (i > 0) text += i + 1 == std::size(kDTypeNames) ? " or " : ", ";
+    text += to_string(kDTypeNames[i]);
+  }
+  return text;
 }
 
 std::optional<DType> dtype_name(const Precision& precision) {

@@ -1,8 +1,11 @@
 // Argument checks with cuBLAS's semantics; every message names the argument at fault.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <tuple>
 
 #include "gemmlab/problem.hpp"
 
@@ -55,6 +58,17 @@ Status validate(const GemmProblem& p) {
   if (p.a.dtype != p.b.dtype)
     return {StatusCode::InvalidValue, fmt::format("A holds {} but B holds {}", to_string(p.a.dtype),
                                                   to_string(p.b.dtype))};
+  if (is_fp8(p.c.dtype)) return {StatusCode::InvalidValue, std::string(kFp8OutputRefusal)};
+  for (const auto& [name, scale, operand] :
+       {std::tuple{"scale_a", p.scale_a, &p.a}, std::tuple{"scale_b", p.scale_b, &p.b}}) {
+    if (!std::isfinite(scale))
+      return {StatusCode::InvalidValue, fmt::format("{} ({}) must be finite", name, scale)};
+    // Only an FP8 operand is stored in units of a scale; elsewhere a scale is a misplaced alpha.
+    if (scale != 1.0 && !is_fp8(operand->dtype))
+      return {StatusCode::InvalidValue,
+              fmt::format("{} = {}: a scale applies to e4m3 and e5m2 operands only, not to {} (fold it into alpha)",
+                          name, scale, to_string(operand->dtype))};
+  }
   return Status::ok();
 }
 

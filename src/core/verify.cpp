@@ -21,14 +21,23 @@ double Tolerance::bound(std::int64_t k, double magnitude, double reference) cons
   // Subnormal results lose relative accuracy: allow one smallest-normal per operation.
   const double underflow_floor = static_cast<double>(k + 2) * std::numeric_limits<float>::min();
   const double operands = gamma_bound(2.0, input_u);
-  const double sums = gamma_bound(terms_per_k * static_cast<double>(k) + 2.0, accumulate_u);
+  double sums = 0;
+  if (promote_every > 0) {
+    // Partial sums of promote_every K-terms, promoted into float32 (tolerance.hpp).
+    const auto partial_sums = static_cast<double>((k + promote_every - 1) / promote_every);
+    const double partial = gamma_bound(static_cast<double>(std::min(k, promote_every)) * terms_per_k, partial_u);
+    const double promoted = gamma_bound(partial_sums + 2.0, accumulate_u);
+    sums = partial + promoted + partial * promoted;
+  } else {
+    sums = gamma_bound(terms_per_k * static_cast<double>(k) + 2.0, accumulate_u);
+  }
   const double computed = (operands + sums + operands * sums) * magnitude;
   const double stored = output_u * std::max(std::fabs(reference) + computed, output_min_normal);
   return computed + stored + underflow_floor;
 }
 
 Tolerance tolerance_for(DType input, DType compute, DType output) {
-  const bool tensor_cores = compute == DType::TF32 || input == DType::BF16 || input == DType::F16;
+  const bool tensor_cores = compute == DType::TF32 || input == DType::BF16 || input == DType::F16 || is_fp8(input);
   // Truncation (round toward zero) errs by up to one ulp, twice the unit roundoff.
   const double directed = tensor_cores ? 2.0 : 1.0;
   // Every rung sums in float32 (SIMT and tensor cores alike) or, for a float64 reference
@@ -39,6 +48,12 @@ Tolerance tolerance_for(DType input, DType compute, DType output) {
       unit_roundoff(compute) > unit_roundoff(input) ? directed * unit_roundoff(compute) : 0.0;
   Tolerance t{input_u, directed * unit_roundoff(accumulate), unit_roundoff(output)};
   if (output == DType::F16) t.output_min_normal = 0x1p-14;
+  if (is_fp8(input)) {
+    // The kernels promote their partial sums as verify.hpp says; the tensor core's own adder
+    // keeps about 14 bits.
+    t.promote_every = kFp8PromoteEvery;
+    t.partial_u = kFp8PartialU;
+  }
   return t;
 }
 

@@ -19,7 +19,7 @@ double gamma_bound(double n, double u);
 
 // The tolerance for a precision (types.hpp):
 // - f32 (SIMT): operands exact, float32 round-to-nearest: accumulate_u = 2^-24.
-// - tensor cores (tf32 math or 2-byte inputs): their adders truncate rather than round
+// - tensor cores (tf32 math, 2-byte or FP8 inputs): their adders truncate rather than round
 //   (Fasi, Higham, Mikaitis, Pranesh, "Numerical behavior of NVIDIA tensor cores", PeerJ
 //   CS 2021), which loses up to a whole ulp: accumulate_u = 2 * 2^-24.
 // - tf32: float32 operands are reduced to tf32 by the hardware; the PTX ISA does not say
@@ -27,7 +27,17 @@ double gamma_bound(double n, double u);
 //   input_u = 2 * 2^-11. bf16 and f16 operands are used exactly (their products fit float32).
 // - output: C stored in bf16 or f16 is the float32 sum rounded once to nearest (cvt.rn):
 //   output_u = 2^-8 or 2^-11, and for f16 its smallest normal, 2^-14.
+// - e4m3 and e5m2: operands used exactly (their products fit float32; the scales apply with
+//   alpha), sums in two levels (tolerance.hpp): partial sums of kFp8PromoteEvery K-terms in
+//   the tensor core, kFp8PartialU per addition, promoted into float32 (accumulate_u as above).
 Tolerance tolerance_for(DType input, DType compute, DType output);
+
+// How often an FP8 rung adds the tensor core's partial sum into float32 registers: every 128
+// K-terms, four wgmma K-steps of 32 (DeepSeek-V3's interval, N_C = 128). An FP8 rung
+// promotes at least this often.
+inline constexpr std::int64_t kFp8PromoteEvery = 128;
+// Each addition into such a partial sum: about 14 bits kept, truncated, one ulp of 2^-13.
+inline constexpr double kFp8PartialU = 0x1p-13;
 
 struct Verification {
   bool passed = false;

@@ -37,7 +37,7 @@ struct Rule {
 // mma.sync on sm_80 and later. bf16/f16 with C in the input type: the same ladder's rungs
 // that store 16-bit C, in the same order. (wgmma_bf16 is never chosen: with a row of tiles
 // cut by K, the warp-specialised rung ran 1.5-2.5x faster at up to 16 rows of C except at
-// N = 14336, 4 % slower.)
+// N = 14336, 4 % slower.) FP8 (e4m3, e5m2) has one rung, on Hopper.
 constexpr Rule kRules[] = {
     {Backend::Cpu, DType::F32, DType::F32, "threaded", When::Always},
     {Backend::Cpu, DType::F32, DType::F32, "packed_simd", When::Always},
@@ -52,6 +52,12 @@ constexpr Rule kRules[] = {
     {Backend::Cuda, DType::BF16, DType::BF16, "mma_sync_bf16_bf16", When::Always},
     {Backend::Cuda, DType::F16, DType::F16, "wgmma_ws_f16_f16", When::Always},
     {Backend::Cuda, DType::F16, DType::F16, "mma_sync_f16_f16", When::Always},
+    {Backend::Cuda, DType::E4M3, DType::F32, "wgmma_ws_e4m3", When::Always},
+    {Backend::Cuda, DType::E4M3, DType::BF16, "wgmma_ws_e4m3_bf16", When::Always},
+    {Backend::Cuda, DType::E4M3, DType::F16, "wgmma_ws_e4m3_f16", When::Always},
+    {Backend::Cuda, DType::E5M2, DType::F32, "wgmma_ws_e5m2", When::Always},
+    {Backend::Cuda, DType::E5M2, DType::BF16, "wgmma_ws_e5m2_bf16", When::Always},
+    {Backend::Cuda, DType::E5M2, DType::F16, "wgmma_ws_e5m2_f16", When::Always},
 };
 
 bool holds(When when, const GemmProblem& problem) {

@@ -108,6 +108,12 @@ Status plan_with(DeviceGroup& group, const DistributedGemmProblem& p, const Dist
     return {StatusCode::InvalidValue, fmt::format("broadcast_ctas ({}) must not be negative", options.broadcast_ctas)};
   if (options.panel_width < 0)
     return {StatusCode::InvalidValue, fmt::format("the panel width ({}) must not be negative", options.panel_width)};
+  for (const std::vector<Matrix>* blocks : {&p.a, &p.b})
+    if (!blocks->empty() && is_fp8(blocks->front().dtype))
+      return {StatusCode::NotSupported,
+              fmt::format("the distributed GEMM does not take {} operands: its panel products carry no per-tensor "
+                          "scales (gemm() computes FP8 on one GPU)",
+                          to_string(blocks->front().dtype))};
   out = DistributedPlan{};
   out.decomposition = p.decomposition;
   if (p.m == 0 || p.n == 0) return Status::ok();

@@ -68,6 +68,11 @@ Status plan_with(Context& context, const GemmProblem& problem, const OutOfCoreOp
             "out-of-core GEMM streams host operands through a GPU: it needs a CUDA context (the CPU backend computes "
             "in host memory already)"};
   GEMMLAB_TRY(validate(problem));
+  if (is_fp8(problem.a.dtype))
+    return {StatusCode::NotSupported,
+            fmt::format("out-of-core GEMM does not take {} operands: its block products carry no per-tensor scales "
+                        "(gemm() computes FP8 on device operands)",
+                        to_string(problem.a.dtype))};
   GEMMLAB_TRY(cuda::make_current(context.device()));
   GEMMLAB_TRY(check_host_operands(problem));
   out = OutOfCorePlan{};

@@ -82,18 +82,32 @@ INSTANTIATE_TEST_SUITE_P(
         BadCommandLine{"VariantOfAnotherDType", bench_with({"--variants", "naive", "--dtype", "tf32"}), "naive"},
         BadCommandLine{"ExplainVariantOfAnotherDType",
                        {"explain", "naive", "--backend", "cpu", "--mnk", "4x4x4", "--dtype", "bf16"}, "naive"},
-        // C in bf16 or f16 goes with inputs of that type only; the message names both flags.
+        // C in bf16 or f16 goes with inputs of that type or FP8 ones only; the message names both flags.
         BadCommandLine{"OutDTypeUnknown", bench_with({"--out-dtype", "tf32"}), "tf32"},
         BadCommandLine{"OutDTypeWithF32Inputs", bench_with({"--out-dtype", "bf16"}),
-                       "--out-dtype bf16 goes with --dtype bf16 only (C is f32, or the 2-byte input type), not "
-                       "--dtype f32"},
+                       "--out-dtype bf16 goes with --dtype bf16, e4m3 or e5m2 only (C is f32, the 2-byte input "
+                       "type, or a 2-byte type beside FP8 inputs), not --dtype f32"},
         BadCommandLine{"OutDTypeOfTheOtherHalfType", bench_with({"--dtype", "bf16", "--out-dtype", "f16"}),
-                       "--out-dtype f16 goes with --dtype f16 only"},
+                       "--out-dtype f16 goes with --dtype f16, e4m3 or e5m2 only"},
         BadCommandLine{"VerifyOutDTypeWithTf32",
                        {"verify", "--backend", "cpu", "--dtype", "tf32", "--out-dtype", "f16"}, "not --dtype tf32"},
         BadCommandLine{"ExplainOutDTypeWithF32Inputs",
                        {"explain", "naive", "--backend", "cpu", "--mnk", "4x4x4", "--out-dtype", "bf16"},
-                       "--out-dtype bf16 goes with --dtype bf16 only"},
+                       "--out-dtype bf16 goes with --dtype bf16, e4m3 or e5m2 only"},
+        // FP8: never a C type; no CPU rung computes it (as none computes bf16); the jobs on host
+        // operands refuse it.
+        BadCommandLine{"Fp8C", bench_with({"--dtype", "e4m3", "--out-dtype", "e4m3"}),
+                       "--out-dtype: C in e4m3/e5m2 is not supported: store C as f32, bf16 or f16"},
+        BadCommandLine{"VerifyFp8C", {"verify", "--backend", "cpu", "--dtype", "e5m2", "--out-dtype", "e5m2"},
+                       "C in e4m3/e5m2 is not supported"},
+        BadCommandLine{"CpuHasNoE4m3", bench_with({"--dtype", "e4m3"}),
+                       "--dtype e4m3: the cpu backend has no e4m3 variant"},
+        BadCommandLine{"CpuHasNoE5m2WithBf16C", bench_with({"--dtype", "e5m2", "--out-dtype", "bf16"}),
+                       "--dtype e5m2 --out-dtype bf16: the cpu backend has no variant of e5m2 inputs with bf16 C"},
+        BadCommandLine{"OutOfCoreTakesNoFp8", {"bench", "--out-of-core", "--dtype", "e4m3", "--sizes", "64"},
+                       "--out-of-core does not take --dtype e4m3"},
+        BadCommandLine{"DistributedTakesNoFp8", {"bench", "--gpus", "2", "--dtype", "e5m2", "--sizes", "64"},
+                       "--gpus 2 does not take --dtype e5m2"},
         BadCommandLine{"CpuHasNoBf16C", bench_with({"--dtype", "bf16", "--out-dtype", "bf16"}),
                        "--dtype bf16 --out-dtype bf16: the cpu backend has no variant of bf16 inputs with bf16 C"},
         BadCommandLine{"VariantWithAnotherC",
@@ -148,6 +162,18 @@ INSTANTIATE_TEST_SUITE_P(
         BadCommandLine{"CompareThresholdNan", {"compare", "a.json", "b.json", "--threshold", "nan"}, "--threshold"},
         BadCommandLine{"CompareFormatUnknown", {"compare", "a.json", "b.json", "--format", "html"}, "html"}),
     [](const ::testing::TestParamInfo<BadCommandLine>& param) { return std::string(param.param.name); });
+
+// The help names every --dtype, the FP8 ones among them, and says what C they take.
+TEST(CliUsage, HelpListsTheFp8DTypes) {
+  for (const char* command : {"bench", "verify", "explain"}) {
+    const ProgramRun run = gemmlab({command, "--help"});
+    ASSERT_EQ(run.exit_code, 0) << explain(run);
+    EXPECT_NE(run.out.find("{f32,tf32,bf16,f16,e4m3,e5m2}"), std::string::npos) << command << "\n" << explain(run);
+    EXPECT_NE(run.out.find("e4m3 or e5m2 (FP8 inputs quantised with a per-tensor scale"), std::string::npos)
+        << command << "\n" << explain(run);
+    EXPECT_NE(run.out.find("with --dtype e4m3 or e5m2 either"), std::string::npos) << command;
+  }
+}
 
 // A misspelt variant is caught before anything is written: no half-made report file.
 TEST(CliUsage, UnknownVariantCreatesNoOutputFile) {

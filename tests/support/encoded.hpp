@@ -1,12 +1,14 @@
-// A host problem's A and B stored in a 2-byte type: their float storage rounded to it (the
+// A host problem's A and B stored in a narrower type: their float storage rounded to it (the
 // float64 reference reads those rounded values) and encoded, the problem pointing at the
-// encoded copies. For device suites that test bf16 and f16 inputs.
+// encoded copies. For suites that test bf16, f16 and FP8 inputs; FP8 operands are quantised
+// per tensor as the harness quantises them (core/quantise.hpp), their scales in the problem.
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
 #include "core/element.hpp"
+#include "core/quantise.hpp"
 #include "support/host_problem.hpp"
 
 namespace gemmlab::testing {
@@ -15,10 +17,17 @@ struct Encoded {
   std::vector<std::byte> a, b;
 };
 
+// After it, hp.a.storage and hp.b.storage hold the stored elements (FP8: the values over
+// their scales), as floats.
 inline void store_as(HostProblem& hp, DType dtype, Encoded& out) {
   if (dtype == DType::F32) return;
-  for (HostMatrix* x : {&hp.a, &hp.b})
-    for (float& v : x->storage) v = round_to_storage(v, dtype);
+  if (is_fp8(dtype)) {
+    hp.problem.scale_a = quantise_per_tensor(hp.a.desc, dtype, hp.a.storage);
+    hp.problem.scale_b = quantise_per_tensor(hp.b.desc, dtype, hp.b.storage);
+  } else {
+    for (HostMatrix* x : {&hp.a, &hp.b})
+      for (float& v : x->storage) v = round_to_storage(v, dtype);
+  }
   out.a = encode(hp.a.storage, dtype);
   out.b = encode(hp.b.storage, dtype);
   hp.problem.a.dtype = hp.problem.b.dtype = dtype;

@@ -69,6 +69,27 @@ TEST(Canonicalize, ColumnMajorOperandIsReadTransposed) {
   }
 }
 
+// FP8 scales are one factor of the product: folded into alpha, whichever way C is stored
+// (the column-major branch swaps the operands, and their scales with them, into the same
+// product). A zero scale leaves C <- beta C.
+TEST(Canonicalize, FoldsTheScalesIntoAlpha) {
+  testing::Seeds seeds;
+  for (const Layout layout : kLayouts) {
+    const HostProblem hp = make_host_problem({.m = 5, .n = 7, .k = 3, .layout = layout, .alpha = 1.5, .beta = 2.0,
+                                              .seed = seeds.next()});
+    GemmProblem p = hp.problem;
+    p.scale_a = 0.25;
+    p.scale_b = -3.0;
+    EXPECT_EQ(effective_alpha(p), 1.5 * 0.25 * -3.0);
+    const RowMajorGemm g = canonicalize(p);
+    EXPECT_EQ(g.alpha, effective_alpha(p)) << to_string(layout);
+    EXPECT_EQ(g.beta, 2.0);
+    EXPECT_FALSE(is_scale_only(p));
+    p.scale_b = 0.0;
+    EXPECT_TRUE(is_scale_only(p)) << "a zero scale zeroes the product";
+  }
+}
+
 // A column-major C is computed as the row-major C^T = op(B)^T op(A)^T.
 TEST(Canonicalize, ColumnMajorCSwapsTheOperands) {
   testing::Seeds seeds;

@@ -2,11 +2,14 @@
 // an unknown name is a bad selection, and how each rung is put beside its anchor.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <string>
 #include <vector>
 
 #include "bench/harness.hpp"
 #include "bench/host_operands.hpp"
+#include "bench/report.hpp"
 #include "core/executor.hpp"
 #include "cpu/ladder/openblas.hpp"
 #include "gemmlab/registry.hpp"
@@ -162,14 +165,66 @@ TEST(Harness, HalfPrecisionCIsRefusedWhereNoRungStoresIt) {
   EXPECT_TRUE(contains(s.message(), "--dtype bf16 --out-dtype bf16")) << s.message();
   o.dtype = DType::F32;
   s = run(o, *executor, records);
-  EXPECT_TRUE(contains(s.message(), "--out-dtype bf16 goes with --dtype bf16 only")) << s.message();
+  EXPECT_TRUE(contains(s.message(), "--out-dtype bf16 goes with --dtype bf16, e4m3 or e5m2 only")) << s.message();
   EXPECT_TRUE(records.empty());
   o.dtype = DType::BF16;
-  s = check_c_is_f32(o, "--out-of-core");
+  s = check_host_job_types(o, "--out-of-core");
   EXPECT_EQ(s.code(), StatusCode::InvalidValue);
   EXPECT_TRUE(contains(s.message(), "--out-of-core keeps C in float32")) << s.message();
   o.out_dtype = DType::F32;
-  EXPECT_TRUE(check_c_is_f32(o, "--out-of-core").is_ok());
+  EXPECT_TRUE(check_host_job_types(o, "--out-of-core").is_ok());
+}
+
+// FP8: no CPU rung computes it (as none computes bf16), an FP8 C is refused in so many words,
+// and the jobs on host operands do not take FP8 inputs at all.
+TEST(Harness, Fp8IsRefusedWhereNothingComputesIt) {
+  Options o = quick_options(gemmlab::testing::Seeds().next());
+  const auto executor = make_cpu_executor();
+  std::vector<Record> records;
+  for (const DType type : {DType::E4M3, DType::E5M2}) {
+    o.dtype = type;
+    o.out_dtype = DType::F32;
+    Status s = run(o, *executor, records);
+    EXPECT_EQ(s.code(), StatusCode::InvalidValue);
+    EXPECT_TRUE(contains(s.message(), fmt::format("--dtype {0}: the cpu backend has no {0} variant", to_string(type))))
+        << s.message();
+    o.out_dtype = DType::BF16;
+    s = run(o, *executor, records);
+    EXPECT_TRUE(contains(s.message(), fmt::format("--dtype {} --out-dtype bf16: the cpu backend has no variant",
+                                                  to_string(type))))
+        << s.message();
+    o.out_dtype = type;
+    s = run(o, *executor, records);
+    EXPECT_EQ(s.code(), StatusCode::InvalidValue);
+    EXPECT_TRUE(contains(s.message(), "C in e4m3/e5m2 is not supported")) << s.message();
+    o.out_dtype = DType::F32;
+    for (const char* job : {"--out-of-core", "--gpus 2"}) {
+      s = check_host_job_types(o, job);
+      EXPECT_EQ(s.code(), StatusCode::InvalidValue);
+      EXPECT_TRUE(contains(s.message(), fmt::format("{} does not take --dtype {}", job, to_string(type))))
+          << s.message();
+    }
+  }
+  EXPECT_TRUE(records.empty());
+}
+
+// An FP8 run's records carry the scales its operands were quantised with, and the JSON
+// results say them; other dtypes' results have no scales.
+TEST(Report, Fp8ResultsCarryTheirScales) {
+  RunContext context;
+  context.command = "bench";
+  context.backend = "cuda";
+  Record fp8 = shape_record(context.options, {4, 4, 4});
+  fp8.dtype = "e4m3";
+  fp8.scale_a = 0.0025;
+  fp8.scale_b = 0.5;
+  Record f32 = shape_record(context.options, {4, 4, 4});
+  const nlohmann::json doc = to_json({fp8, f32}, context);
+  const nlohmann::json& results = doc.at("results");
+  EXPECT_EQ(results.at(0).at("scale_a").get<double>(), 0.0025);
+  EXPECT_EQ(results.at(0).at("scale_b").get<double>(), 0.5);
+  EXPECT_FALSE(results.at(1).contains("scale_a"));
+  EXPECT_TRUE(contains(format_table({fp8}, context), "scale_a=0.0025 scale_b=0.5"));
 }
 
 Record timed_record(const std::string& variant, bool anchor, int threads, std::int64_t size,

@@ -1,4 +1,4 @@
-// The Hopper rungs (12-15) address C and the operands in 32-bit coordinates and do not split
+// The Hopper rungs (12-16) address C and the operands in 32-bit coordinates and do not split
 // problems into sub-grids: a problem within two tiles of 2^31 in m, n or k is refused by
 // name in can_implement, before anything is allocated or launched. No GPU is needed: the
 // data is never touched.

@@ -117,6 +117,33 @@ TEST(MemoryPlan, HalfPrecisionCCountsItsStorageSize) {
   EXPECT_EQ(bytes_of(plan_shape(o, o.shapes[0], {}, cuda_target(), VerifyMode::Full).device, "C"), kC * kF32);
 }
 
+// FP8 inputs: one byte an element on the device, and on the host the float values the harness
+// quantises beside their 1-byte encoding; C in f32 or a 2-byte type as --out-dtype says.
+TEST(MemoryPlan, Fp8OperandsCountOneByteAnElement) {
+  constexpr std::uint64_t kFp8 = 1;
+  Options o = options_for({{100, 200, 300}});
+  o.dtype = DType::E4M3;
+  o.out_dtype = DType::BF16;
+  o.ld_padding = 1;  // A: 100 rows of 301; B: 300 rows of 201; C: 100 rows of 201
+  const OperandLayout l = operand_layout(o, o.shapes[0]);
+  EXPECT_EQ(l.a.dtype, DType::E4M3);
+  EXPECT_EQ(l.b.dtype, DType::E4M3);
+  EXPECT_EQ(l.c.dtype, DType::BF16);
+  const MemoryPlan plan = plan_shape(o, o.shapes[0], {}, cuda_target(), VerifyMode::Full);
+  constexpr std::uint64_t kA = 100 * 301, kB = 300 * 201, kC = 100 * 201, kCanaries = 100;
+  EXPECT_EQ(bytes_of(plan.device, "A"), kA * kFp8);
+  EXPECT_EQ(bytes_of(plan.device, "B"), kB * kFp8);
+  EXPECT_EQ(bytes_of(plan.host, "A"), kA * (kF32 + kFp8));
+  EXPECT_EQ(bytes_of(plan.host, "B"), kB * (kF32 + kFp8));
+  EXPECT_EQ(bytes_of(plan.device, "C"), kC * kBf16);
+  EXPECT_EQ(bytes_of(plan.host, "C"), kC * (kF32 + kBf16) + kCanaries * kF32);
+  o.dtype = DType::E5M2;
+  o.out_dtype = DType::F32;
+  const MemoryPlan f32_c = plan_shape(o, o.shapes[0], {}, cuda_target(), VerifyMode::Full);
+  EXPECT_EQ(bytes_of(f32_c.device, "B"), kB * kFp8);
+  EXPECT_EQ(bytes_of(f32_c.device, "C"), kC * kF32);
+}
+
 TEST(MemoryPlan, LeadingDimensionsAndTranspositionsCount) {
   Options o = options_for({{100, 200, 300}});
   o.ld_padding = 3;

@@ -108,6 +108,10 @@ TEST(Peaks, ARungIsHeldAgainstItsInputTypesPeak) {
   EXPECT_DOUBLE_EQ(peak_for(p, DType::TF32, true), p.tf32_gflops);
   EXPECT_DOUBLE_EQ(peak_for(p, DType::BF16, true), p.bf16_gflops);
   EXPECT_DOUBLE_EQ(peak_for(p, DType::F16, true), p.f16_gflops);
+  // Both FP8 formats run at the one FP8 rate, twice bf16's on Hopper.
+  EXPECT_DOUBLE_EQ(peak_for(p, DType::E4M3, true), p.fp8_gflops);
+  EXPECT_DOUBLE_EQ(peak_for(p, DType::E5M2, true), p.fp8_gflops);
+  EXPECT_DOUBLE_EQ(p.fp8_gflops, 2 * p.bf16_gflops);
   EXPECT_EQ(peak_for(p, DType::F64, false), 0);
 }
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -20,6 +21,7 @@
 #include "core/verify.hpp"
 #include "gemmlab/registry.hpp"
 #include "support/assertions.hpp"
+#include "support/encoded.hpp"
 #include "support/host_problem.hpp"
 #include "support/seeds.hpp"
 
@@ -40,19 +42,31 @@ TEST(DType, EveryNameParsesAndStandsForItsPrecision) {
   EXPECT_EQ(*precision_for(DType::TF32), (Precision{DType::F32, DType::TF32, DType::F32}));
   EXPECT_EQ(*precision_for(DType::BF16), (Precision{DType::BF16, DType::F32, DType::F32}));
   EXPECT_EQ(*precision_for(DType::F16), (Precision{DType::F16, DType::F32, DType::F32}));
+  // FP8: 1-byte inputs, exact products summed in float32.
+  EXPECT_EQ(*precision_for(DType::E4M3), (Precision{DType::E4M3, DType::F32, DType::F32}));
+  EXPECT_EQ(*precision_for(DType::E5M2), (Precision{DType::E5M2, DType::F32, DType::F32}));
+  EXPECT_EQ(parse_dtype("e4m3"), DType::E4M3);
+  EXPECT_EQ(parse_dtype("e5m2"), DType::E5M2);
+  EXPECT_EQ(to_string(DType::E4M3), "e4m3");
+  EXPECT_EQ(to_string(DType::E5M2), "e5m2");
+  for (const DType type : {DType::F32, DType::TF32, DType::BF16, DType::F16, DType::F64, DType::E4M3, DType::E5M2})
+    EXPECT_EQ(is_fp8(type), type == DType::E4M3 || type == DType::E5M2) << to_string(type);
+  EXPECT_EQ(dtype_names_text(), "f32, tf32, bf16, f16, e4m3 or e5m2");
   EXPECT_FALSE(precision_for(DType::F64).has_value());
   EXPECT_FALSE(parse_dtype("fp8").has_value());
   EXPECT_FALSE(dtype_name({DType::BF16, DType::BF16, DType::F32}).has_value());
 }
 
-// --out-dtype: C in float32 for every name, or in the 2-byte input type itself; each allowed
-// pair's precision finds its --dtype name again, whatever its output.
-TEST(DType, COfAHalfTypeGoesWithInputsOfThatTypeOnly) {
-  const DType outputs[] = {DType::F32, DType::TF32, DType::BF16, DType::F16, DType::F64};
+// --out-dtype: C in float32 for every name, or in the 2-byte input type itself, or in either
+// 2-byte type beside FP8 inputs; never in an FP8 type. Each allowed pair's precision finds its
+// --dtype name again, whatever its output.
+TEST(DType, COfAHalfTypeGoesWithInputsOfThatTypeOrFp8Only) {
+  const DType outputs[] = {DType::F32, DType::TF32, DType::BF16, DType::F16, DType::F64, DType::E4M3, DType::E5M2};
   for (const DType name : kDTypeNames)
     for (const DType output : outputs) {
       SCOPED_TRACE(fmt::format("--dtype {} --out-dtype {}", to_string(name), to_string(output)));
-      const bool allowed = output == DType::F32 || (output == name && storage_bytes(name) == 2);
+      const bool two_byte_c = storage_bytes(output) == 2;
+      const bool allowed = output == DType::F32 || (two_byte_c && (output == name || storage_bytes(name) == 1));
       EXPECT_EQ(output_allowed(name, output), allowed);
       const std::optional<Precision> p = precision_for(name, output);
       ASSERT_EQ(p.has_value(), allowed);
@@ -64,6 +78,10 @@ TEST(DType, COfAHalfTypeGoesWithInputsOfThatTypeOnly) {
     }
   EXPECT_EQ(*precision_for(DType::BF16, DType::BF16), (Precision{DType::BF16, DType::F32, DType::BF16}));
   EXPECT_EQ(*precision_for(DType::F16, DType::F16), (Precision{DType::F16, DType::F32, DType::F16}));
+  EXPECT_EQ(*precision_for(DType::E4M3, DType::BF16), (Precision{DType::E4M3, DType::F32, DType::BF16}));
+  EXPECT_EQ(*precision_for(DType::E5M2, DType::F16), (Precision{DType::E5M2, DType::F32, DType::F16}));
+  EXPECT_FALSE(precision_for(DType::E4M3, DType::E4M3).has_value()) << "no FP8 C";
+  EXPECT_FALSE(precision_for(DType::E5M2, DType::E4M3).has_value()) << "no FP8 C";
   // tf32 is stored as float32: its C is float32 only.
   EXPECT_FALSE(precision_for(DType::TF32, DType::BF16).has_value());
   EXPECT_FALSE(precision_for(DType::F64, DType::F32).has_value());
@@ -154,7 +172,7 @@ TEST(Rounding, EncodedStorageReadsBackTheRoundedValues) {
   testing::Seeds seeds;
   const std::uint64_t seed = seeds.next();
   SCOPED_TRACE(seeds.describe(seed));
-  for (const DType type : {DType::F32, DType::TF32, DType::BF16, DType::F16}) {
+  for (const DType type : {DType::F32, DType::TF32, DType::BF16, DType::F16, DType::E4M3, DType::E5M2}) {
     std::vector<float> values = random_floats(seed, 1000);
     for (float& v : values) v = round_to_storage(std::ldexp(v, -std::ilogb(v)), type);  // into [1, 2): f16 range
     values.push_back(std::numeric_limits<float>::quiet_NaN());
@@ -170,12 +188,13 @@ TEST(Rounding, EncodedStorageReadsBackTheRoundedValues) {
 
 // A result comes back from the device in C's storage and is decoded to floats: the values
 // stored, bit for bit (signed zeros, infinities, subnormals of f16; NaN stays NaN), so the
-// padding's canaries compare bitwise after the trip.
+// padding's canaries compare bitwise after the trip. FP8 alike (its infinities saturate when
+// rounded: test_fp8_format.cpp).
 TEST(Rounding, DecodeGivesBackTheStoredValuesBitForBit) {
   testing::Seeds seeds;
   const std::uint64_t seed = seeds.next();
   SCOPED_TRACE(seeds.describe(seed));
-  for (const DType type : {DType::F32, DType::TF32, DType::BF16, DType::F16}) {
+  for (const DType type : {DType::F32, DType::TF32, DType::BF16, DType::F16, DType::E4M3, DType::E5M2}) {
     std::vector<float> values = random_floats(seed, 1000);
     for (const float special : {0.0f, -0.0f, 0x1p-20f, -0x1p-24f, 65504.0f, std::numeric_limits<float>::infinity(),
                                 -std::numeric_limits<float>::infinity()})
@@ -349,6 +368,72 @@ TEST(TensorCoreTolerance, HalfPrecisionCRoundedOncePassesAndAFewUlpsOffFails) {
   }
 }
 
+// x with its top `bits` significant bits only, the rest cut off (toward zero): what an adder
+// that keeps `bits` bits of its sum leaves.
+double keep_bits_toward_zero(double x, int bits) {
+  if (x == 0.0) return 0.0;
+  const int exponent = std::ilogb(x);
+  return std::ldexp(std::trunc(std::ldexp(x, bits - 1 - exponent)), exponent - bits + 1);
+}
+
+// C as an FP8 tensor core leaves it, as DeepSeek-V3 describes the hardware: exact products of
+// the stored elements, summed `promote_every` K-terms at a time by an adder that keeps 14
+// bits, each partial sum added into a float32 register (truncating), then alpha with the
+// scales folded in (rounded to float32, as a kernel receives it) and beta in float32.
+std::vector<float> emulate_fp8(const testing::HostProblem& hp, std::int64_t promote_every) {
+  constexpr int kAdderBits = 14;
+  const GemmProblem& p = hp.problem;
+  const auto alpha = static_cast<float>(effective_alpha(p));
+  std::vector<float> result = hp.c_before;
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t j = 0; j < p.n; ++j) {
+      float acc = 0.0f;
+      for (std::int64_t q0 = 0; q0 < p.k; q0 += promote_every) {
+        double partial = 0.0;
+        for (std::int64_t q = q0; q < std::min(p.k, q0 + promote_every); ++q) {
+          const double a = p.op_a == Op::T ? hp.a.at(q, i) : hp.a.at(i, q);
+          const double b = p.op_b == Op::T ? hp.b.at(j, q) : hp.b.at(q, j);
+          partial = keep_bits_toward_zero(partial + a * b, kAdderBits);
+        }
+        acc = toward_zero(static_cast<double>(acc) + partial);
+      }
+      float& out = result[static_cast<std::size_t>(p.c.offset(i, j))];
+      const float c0 = hp.c_before[static_cast<std::size_t>(p.c.offset(i, j))];
+      out = p.beta == 0.0 ? alpha * acc : std::fma(static_cast<float>(p.beta), c0, alpha * acc);
+    }
+  return result;
+}
+
+// FP8 inputs quantised per tensor (the scales in the problem), summed as the hardware does:
+// the result passes the FP8 tolerance (partial sums promoted every 128 K-terms), and fails
+// the bound of one float32 sum, which the 14-bit adder is far from. The inputs are made
+// non-negative, so the truncations add up rather than cancel: near the worst case.
+TEST(TensorCoreTolerance, Fp8PartialSumsPassTheFp8BoundAndNotOneFloat32Sums) {
+  testing::Seeds seeds;
+  const std::uint64_t seed = seeds.next();
+  SCOPED_TRACE(seeds.describe(seed));
+  for (const DType type : {DType::E4M3, DType::E5M2}) {
+    SCOPED_TRACE(to_string(type));
+    testing::ProblemSpec spec = tolerance_spec(seed);
+    spec.k = 1000;  // eight partial sums, the last one short
+    testing::HostProblem hp = testing::make_host_problem(spec);
+    for (testing::HostMatrix* x : {&hp.a, &hp.b})
+      for (float& v : x->storage) v = std::fabs(v);
+    testing::Encoded stored;
+    testing::store_as(hp, type, stored);
+    EXPECT_NE(hp.problem.scale_a, 1.0f);
+    ReferenceResult reference;
+    ASSERT_TRUE(testing::host_reference(hp, reference).is_ok());
+    const std::vector<float> result = emulate_fp8(hp, kFp8PromoteEvery);
+    const Tolerance fp8 = tolerance_for(type, DType::F32, DType::F32);
+    EXPECT_EQ(fp8.promote_every, kFp8PromoteEvery);
+    Verification v = testing::verify_result(hp, result, reference);  // the problem's types: fp8
+    EXPECT_TRUE(v.passed) << v.summary();
+    v = verify(hp.problem, result, hp.c_before, reference, false, tolerance_for(DType::BF16, DType::F32, DType::F32));
+    EXPECT_FALSE(v.passed) << "14-bit partial sums should not pass the bound of one float32 sum";
+  }
+}
+
 // ---- selection by dtype -----------------------------------------------------------------------
 
 TEST(DTypeSelection, F32SelectsTheWholeCpuLadderAndNothingElseSelectsOnTheCpu) {
@@ -356,7 +441,7 @@ TEST(DTypeSelection, F32SelectsTheWholeCpuLadderAndNothingElseSelectsOnTheCpu) {
   std::vector<Variant> selected;
   ASSERT_TRUE(bench::select_variants(o, Backend::Cpu, selected).is_ok());
   EXPECT_EQ(selected.size(), variants(Backend::Cpu).size());
-  for (const DType name : {DType::TF32, DType::BF16, DType::F16}) {
+  for (const DType name : {DType::TF32, DType::BF16, DType::F16, DType::E4M3, DType::E5M2}) {
     o.dtype = name;
     const Status s = bench::select_variants(o, Backend::Cpu, selected);
     EXPECT_EQ(s.code(), StatusCode::InvalidValue) << to_string(name);
@@ -377,7 +462,8 @@ TEST(DTypeSelection, AnOutDTypeTheDTypeDoesNotTakeIsABadSelection) {
     const Status s = bench::select_variants(o, backend, selected);
     EXPECT_EQ(s.code(), StatusCode::InvalidValue);
     EXPECT_EQ(s.message(),
-              "--out-dtype bf16 goes with --dtype bf16 only (C is f32, or the 2-byte input type), not --dtype f32");
+              "--out-dtype bf16 goes with --dtype bf16, e4m3 or e5m2 only (C is f32, the 2-byte input type, or a "
+              "2-byte type beside FP8 inputs), not --dtype f32");
   }
   o.dtype = DType::F16;
   EXPECT_TRUE(contains(bench::select_variants(o, Backend::Cpu, selected).message(), "not --dtype f16"));
@@ -387,6 +473,17 @@ TEST(DTypeSelection, AnOutDTypeTheDTypeDoesNotTakeIsABadSelection) {
   EXPECT_TRUE(contains(bench::select_variants(o, Backend::Cpu, selected).message(), "--out-dtype tf32: C is stored"));
   EXPECT_TRUE(bench::check_dtypes(DType::BF16, DType::BF16).is_ok());
   EXPECT_TRUE(bench::check_dtypes(DType::TF32, DType::F32).is_ok());
+  // FP8 inputs take C in f32, bf16 or f16, never in an FP8 type.
+  for (const DType output : kOutDTypeNames) EXPECT_TRUE(bench::check_dtypes(DType::E4M3, output).is_ok());
+  EXPECT_TRUE(bench::check_dtypes(DType::E5M2, DType::BF16).is_ok());
+  for (const DType output : {DType::E4M3, DType::E5M2}) {
+    const Status s = bench::check_dtypes(DType::E4M3, output);
+    EXPECT_EQ(s.code(), StatusCode::InvalidValue);
+    EXPECT_EQ(s.message(), fmt::format("--out-dtype {}: C in e4m3/e5m2 is not supported: store C as f32, bf16 or f16",
+                                       to_string(output)));
+  }
+  EXPECT_EQ(bench::check_dtypes(DType::F64, DType::F32).message(),
+            "--dtype f64: no rung computes in f64 (f32, tf32, bf16, f16, e4m3 or e5m2)");
   for (const DType type : {DType::BF16, DType::F16}) {
     o.dtype = o.out_dtype = type;
     const Status s = bench::select_variants(o, Backend::Cpu, selected);
@@ -445,8 +542,9 @@ TEST(DTypeSelection, ANamedVariantOfAnotherCIsABadSelection) {
 // build without a GPU: selection reads it, nothing runs.
 TEST(DTypeSelection, EveryDTypeOnCudaHasItsRungsAndOneAnchor) {
   if (!cuda_built()) GTEST_SKIP() << "SKIPPED: this build has no CUDA variants to select";
-  const std::set<std::string> expected_anchor = {"cublas_sgemm", "cublas_tf32",      "cublas_bf16",
-                                                 "cublas_f16",   "cublas_bf16_bf16", "cublas_f16_f16"};
+  const std::set<std::string> expected_anchor = {"cublas_sgemm",       "cublas_tf32",       "cublas_bf16",
+                                                 "cublas_f16",         "cublas_bf16_bf16",  "cublas_f16_f16",
+                                                 "cublaslt_e4m3",      "cublaslt_e4m3_bf16", "cublaslt_e4m3_f16"};
   std::set<std::string> seen;
   std::size_t total = 0;
   for (const DType name : kDTypeNames)
@@ -467,12 +565,13 @@ TEST(DTypeSelection, EveryDTypeOnCudaHasItsRungsAndOneAnchor) {
           EXPECT_TRUE(expected_anchor.count(v.name)) << v.name;
         }
       }
-      EXPECT_EQ(anchors, 1);
+      // cuBLASLt has no e5m2 x e5m2 product: e5m2 runs without an anchor.
+      EXPECT_EQ(anchors, name == DType::E5M2 ? 0 : 1);
       total += selected.size();
     }
   EXPECT_EQ(total, variants(Backend::Cuda).size()) << "every CUDA variant answers to one --dtype and --out-dtype";
   for (const char* name : {"mma_sync_bf16", "pipelined", "mma_sync_bf16_bf16", "mma_sync_f16_f16",
-                           "wgmma_ws_bf16_bf16", "wgmma_ws_f16_f16"})
+                           "wgmma_ws_bf16_bf16", "wgmma_ws_f16_f16", "wgmma_ws_e4m3", "wgmma_ws_e5m2_f16"})
     EXPECT_TRUE(seen.count(name)) << name;
 }
 

@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 #include "core/reference.hpp"
 #include "core/verify.hpp"
+#include "support/encoded.hpp"
 #include "support/host_problem.hpp"
 #include "support/seeds.hpp"
 
@@ -165,6 +167,42 @@ TEST(Reference, MatchesAProductWorkedOutByHand) {
             EXPECT_EQ(r.naive.value[static_cast<std::size_t>(i * kN + j)], expected[i][j]);
           }
       }
+}
+
+// FP8 operands: the sums are of the stored elements and their scales multiply them with
+// alpha, so value and magnitude are those of the dequantised operands (scale times stored).
+TEST(Reference, AppliesTheFp8ScalesWithAlpha) {
+  testing::Seeds seeds;
+  for (const DType type : {DType::E4M3, DType::E5M2})
+    for (const Layout layout : kLayouts) {
+      const ProblemSpec spec{.m = 9, .n = 14, .k = 33, .op_a = Op::T, .layout = layout, .ld_padding = kPadding,
+                             .alpha = kAlpha, .beta = kBeta, .seed = seeds.next()};
+      SCOPED_TRACE(spec.describe() + ", " + seeds.describe(spec.seed) + ", " + std::string(to_string(type)));
+      HostProblem hp = make_host_problem(spec);
+      testing::Encoded stored;
+      testing::store_as(hp, type, stored);  // hp.a, hp.b: the stored elements as floats
+      const double scale_a = hp.problem.scale_a, scale_b = hp.problem.scale_b;
+      ASSERT_NE(scale_a, 1.0);
+      ASSERT_NE(scale_b, 1.0);
+      const BothReferences r = run_both(hp);
+      for (std::int64_t i = 0; i < spec.m; ++i)
+        for (std::int64_t j = 0; j < spec.n; ++j) {
+          double value = 0, magnitude = 0;
+          for (std::int64_t q = 0; q < spec.k; ++q) {
+            const double x = scale_a * hp.a.at(q, i), y = scale_b * hp.b.at(q, j);
+            value += x * y;
+            magnitude += std::fabs(x * y);
+          }
+          const double c0 = hp.c.at(i, j);
+          value = kAlpha * value + kBeta * c0;
+          magnitude = std::fabs(kAlpha) * magnitude + std::fabs(kBeta * c0);
+          const auto idx = static_cast<std::size_t>(i * spec.n + j);
+          // Summed in another order: a few float64 roundings apart.
+          EXPECT_NEAR(r.blocked.value[idx], value, 1e-13 * magnitude) << "C(" << i << ", " << j << ")";
+          EXPECT_NEAR(r.naive.value[idx], value, 1e-13 * magnitude) << "C(" << i << ", " << j << ")";
+          EXPECT_NEAR(r.blocked.magnitude[idx], magnitude, 1e-13 * magnitude) << "C(" << i << ", " << j << ")";
+        }
+    }
 }
 
 TEST(Reference, RejectsAnInvalidProblem) {

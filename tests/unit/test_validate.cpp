@@ -204,6 +204,41 @@ TEST(Validate, RejectsAAndBOfDifferentTypes) {
     GemmProblem bad = p;
     bad.b.dtype = DType::BF16;
     EXPECT_TRUE(rejected(bad, "A holds f32 but B holds bf16"));
+    bad.a.dtype = DType::E4M3;
+    bad.b.dtype = DType::E5M2;
+    EXPECT_TRUE(rejected(bad, "A holds e4m3 but B holds e5m2"));
+  });
+}
+
+// A scale is how an FP8 operand's stored elements become its values: anywhere else it is a
+// misplaced alpha, and it must be finite. C is never FP8.
+TEST(Validate, ScalesBelongToFp8OperandsAndCIsNeverFp8) {
+  for_each_valid_problem([](const GemmProblem& p) {
+    GemmProblem bad = p;
+    bad.scale_a = 2.0;
+    EXPECT_TRUE(rejected(bad, "scale_a = 2: a scale applies to e4m3 and e5m2 operands only, not to f32"));
+    bad = p;
+    bad.scale_b = 0.5;
+    EXPECT_TRUE(rejected(bad, "scale_b = 0.5"));
+
+    GemmProblem fp8 = p;
+    for (const DType type : {DType::E4M3, DType::E5M2}) {
+      fp8.a.dtype = fp8.b.dtype = type;
+      fp8.scale_a = 0.25;
+      fp8.scale_b = -3.0;
+      EXPECT_TRUE(validate(fp8).is_ok()) << validate(fp8).describe();
+      fp8.scale_b = std::numeric_limits<double>::quiet_NaN();
+      EXPECT_TRUE(rejected(fp8, "scale_b (nan) must be finite"));
+      fp8.scale_b = 1.0;
+      fp8.scale_a = std::numeric_limits<double>::infinity();
+      EXPECT_TRUE(rejected(fp8, "scale_a (inf) must be finite"));
+      fp8.scale_a = 1.0;
+      for (const DType c : {DType::E4M3, DType::E5M2}) {
+        GemmProblem fp8_c = fp8;
+        fp8_c.c.dtype = c;
+        EXPECT_TRUE(rejected(fp8_c, "C in e4m3/e5m2 is not supported: store C as f32, bf16 or f16"));
+      }
+    }
   });
 }
 

@@ -2,6 +2,8 @@
 // unwritten element and a write into the ld padding; the tolerance follows gamma(n, u).
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -258,6 +260,76 @@ TEST(Tolerance, ReducedOperandsMultiplyTheAccumulationBound) {
     // Meaningful at every k a GEMM here runs: far below the magnitude itself.
     EXPECT_LT(tf32.bound(k, magnitude, reference), 0.01 * magnitude);
   }
+}
+
+// FP8: operands exact, partial sums of 128 K-terms at 2^-13 per addition promoted into
+// float32 (truncating, as the other tensor-core types), C rounded to its own type.
+TEST(Tolerance, Fp8SumsInTwoLevels) {
+  for (const DType input : {DType::E4M3, DType::E5M2})
+    for (const DType output : kOutDTypeNames) {
+      SCOPED_TRACE(fmt::format("{} into {}", to_string(input), to_string(output)));
+      const Tolerance t = tolerance_for(input, DType::F32, output);
+      EXPECT_EQ(t.input_u, 0.0);
+      EXPECT_EQ(t.accumulate_u, 0x1p-23);
+      EXPECT_EQ(t.promote_every, 128);
+      EXPECT_EQ(t.partial_u, 0x1p-13);
+      EXPECT_EQ(t.output_u, unit_roundoff(output));
+      EXPECT_EQ(t.output_min_normal, output == DType::F16 ? 0x1p-14 : 0x1p-126);
+    }
+  // Every other precision keeps one accumulator.
+  for (const DType name : {DType::F32, DType::TF32, DType::BF16, DType::F16}) {
+    const Precision p = *precision_for(name);
+    EXPECT_EQ(tolerance_for(p.input, p.compute, p.output).promote_every, 0) << to_string(name);
+  }
+}
+
+// The bound of promoted sums: ((1 + g_p)(1 + g_f) - 1) * magnitude with g_p = gamma(min(k,
+// P) * terms_per_k, partial_u) and g_f = gamma(ceil(k / P) + 2, accumulate_u), then C's
+// rounding; with promote_every = 0, the one-accumulator bound exactly.
+TEST(Tolerance, PromotedSumsBoundFollowsTheTwoLevels) {
+  const Tolerance fp8 = tolerance_for(DType::E4M3, DType::F32, DType::F32);
+  const double magnitude = 7.0, reference = -3.0;
+  for (const std::int64_t k : {1, 127, 128, 129, 1000, 4096, 65537}) {
+    SCOPED_TRACE(k);
+    const double p = static_cast<double>(std::min<std::int64_t>(k, 128));
+    const double partial_sums = std::ceil(static_cast<double>(k) / 128);
+    const double g_p = gamma_bound(p, 0x1p-13), g_f = gamma_bound(partial_sums + 2, 0x1p-23);
+    const double computed = ((1 + g_p) * (1 + g_f) - 1) * magnitude;
+    const double floor = fp8.bound(k, 0.0, 0.0);
+    const double expected = computed + 0x1p-24 * (std::fabs(reference) + computed);
+    EXPECT_NEAR(fp8.bound(k, magnitude, reference) - floor, expected, 1e-12 * expected);
+    // terms_per_k multiplies the terms of a partial sum only.
+    Tolerance split = fp8;
+    split.terms_per_k = 3;
+    const double g_p3 = gamma_bound(3 * p, 0x1p-13);
+    const double computed3 = ((1 + g_p3) * (1 + g_f) - 1) * magnitude;
+    EXPECT_NEAR(split.bound(k, magnitude, reference) - floor, computed3 + 0x1p-24 * (std::fabs(reference) + computed3),
+                1e-12 * computed3);
+    // No promotion: the one-accumulator formula, whatever partial_u says.
+    Tolerance single = fp8;
+    single.promote_every = 0;
+    const double sums = gamma_bound(static_cast<double>(k) + 2, 0x1p-23) * magnitude;
+    EXPECT_DOUBLE_EQ(single.bound(k, magnitude, reference) - floor, sums + 0x1p-24 * (std::fabs(reference) + sums));
+  }
+}
+
+TEST(Tolerance, PromotedSumsBoundGrowsWithKAndStaysFarBelowOneNarrowSum) {
+  const Tolerance fp8 = tolerance_for(DType::E5M2, DType::F32, DType::F32);
+  double previous = fp8.bound(0, 1.0, 1.0);
+  for (std::int64_t k = 1; k <= 20000; ++k) {
+    const double bound = fp8.bound(k, 1.0, 1.0);
+    ASSERT_GE(bound, previous) << "k = " << k;
+    previous = bound;
+  }
+  // At k = 4096 a single 14-bit sum could lose everything (gamma = 1); promoted every 128
+  // K-terms, under 2 %.
+  const double one_narrow_sum = gamma_bound(4096, 0x1p-13);
+  EXPECT_GE(one_narrow_sum, 1.0);
+  EXPECT_LT(fp8.bound(4096, 1.0, 0.0), 0.02);
+  EXPECT_LT(fp8.bound(4096, 1.0, 0.0), one_narrow_sum / 50);
+  // Past the first partial sum, the partial sums' share stops growing: the bound at 64 K
+  // terms is within a float32 rounding or so of the bound at 4 K terms (per unit magnitude).
+  EXPECT_LT(fp8.bound(65536, 1.0, 0.0) - fp8.bound(4096, 1.0, 0.0), 1e-4);
 }
 
 // A C stored in 16 bits is held to its own rounding, to nearest: half an ulp of the value,

@@ -193,6 +193,49 @@ __device__ __forceinline__ void wgmma_m64n64k8_tf32(float (&d)[32], std::uint64_
       : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
+// FP8 operands: wgmma's e4m3 and e5m2 input formats (PTX .e4m3, .e5m2).
+enum class Fp8 { E4M3, E5M2 };
+
+// wgmma.mma_async.sync.aligned.m64n256k32.f32.{e4m3,e5m2}: d (64 x 256, f32, 128 registers
+// per thread) += A (64 x 32) * B (32 x 256), both K-major in shared memory (8-bit types have
+// no transposed form); scale_d = 0 overwrites d.
+template <Fp8 Format>
+__device__ __forceinline__ void wgmma_m64n256k32_fp8(float (&d)[128], std::uint64_t desc_a, std::uint64_t desc_b, int scale_d) {
+  if constexpr (Format == Fp8::E4M3)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 "
+        GEMMLAB_WGMMA_ACC128_TEXT ", %128, %129, p, 1, 1;\n}\n"
+        : GEMMLAB_WGMMA_ACC128_OPERANDS(d)
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+  else
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2 "
+        GEMMLAB_WGMMA_ACC128_TEXT ", %128, %129, p, 1, 1;\n}\n"
+        : GEMMLAB_WGMMA_ACC128_OPERANDS(d)
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+// The same as m64n128k32: d is 64 x 128 (64 registers per thread).
+template <Fp8 Format>
+__device__ __forceinline__ void wgmma_m64n128k32_fp8(float (&d)[64], std::uint64_t desc_a, std::uint64_t desc_b, int scale_d) {
+  if constexpr (Format == Fp8::E4M3)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "
+        GEMMLAB_WGMMA_ACC64_TEXT ", %64, %65, p, 1, 1;\n}\n"
+        : GEMMLAB_WGMMA_ACC64_OPERANDS(d)
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+  else
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2 "
+        GEMMLAB_WGMMA_ACC64_TEXT ", %64, %65, p, 1, 1;\n}\n"
+        : GEMMLAB_WGMMA_ACC64_OPERANDS(d)
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
 }  // namespace gemmlab::cuda::arch
 
 #undef GEMMLAB_WGMMA_ACC128_TEXT

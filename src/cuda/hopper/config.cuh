@@ -22,14 +22,16 @@
 namespace gemmlab::cuda::hopper {
 
 // The element types: storage bytes, the k of one wgmma, the tensor-map element, whether
-// wgmma can read the operand MN-major (16-bit types only), the MMA itself, and how C is
-// stored (Output: float, or for the 16-bit types the input type itself, into which the
+// wgmma can read the operand MN-major (16-bit types only), whether an A stored k x m goes
+// into registers (tf32 only: kRegisterA), whether every K step's sums are promoted into f32
+// registers (FP8: kPromoted, consumer.cuh), the MMA itself (and mma_half, its m64n128 half,
+// for promoted sums), and how C is stored (Output: float, or a 16-bit type, into which the
 // epilogue rounds alpha * acc + beta * C once).
 template <TmaElement Tma, class Out = float>
 struct SixteenBitOperand {
   static constexpr int kBytes = 2, kMmaK = 16;
   static constexpr TmaElement kTma = Tma;
-  static constexpr bool kMnMajor = true;
+  static constexpr bool kMnMajor = true, kRegisterA = false, kPromoted = false;
   using Output = Out;
   template <int MnMajorA, int MnMajorB>
   __device__ static void mma(float (&d)[128], std::uint64_t a, std::uint64_t b, int scale_d) {
@@ -44,12 +46,33 @@ using F16OperandF16C = SixteenBitOperand<TmaElement::F16, __half>;
 struct Tf32Operand {  // float32 in memory; the tensor cores use its top 19 bits
   static constexpr int kBytes = 4, kMmaK = 8;
   static constexpr TmaElement kTma = TmaElement::F32;
-  static constexpr bool kMnMajor = false;
+  static constexpr bool kMnMajor = false, kRegisterA = true, kPromoted = false;
   using Output = float;
   template <int MnMajorA, int MnMajorB>
   __device__ static void mma(float (&d)[128], std::uint64_t a, std::uint64_t b, int scale_d) {
     static_assert(MnMajorA == 0 && MnMajorB == 0, "tf32 wgmma reads K-major operands only");
     arch::wgmma_m64n256k8_tf32(d, a, b, scale_d);
+  }
+  __device__ static void mma_half(float (&d)[64], std::uint64_t a, std::uint64_t b, int scale_d) {
+    arch::wgmma_m64n128k8_tf32(d, a, b, scale_d);
+  }
+};
+// FP8 (e4m3 or e5m2) A and B, K-major only. The tensor cores add FP8 products into a sum that
+// keeps about 14 bits (DeepSeek-V3's report, measured on H800), so every stage's 128-deep
+// partial sum is promoted into f32 registers (kPromoted: consumer.cuh, promoted_stages).
+template <arch::Fp8 Format, class Out = float>
+struct Fp8Operand {
+  static constexpr int kBytes = 1, kMmaK = 32;
+  static constexpr TmaElement kTma = TmaElement::Byte;
+  static constexpr bool kMnMajor = false, kRegisterA = false, kPromoted = true;
+  using Output = Out;
+  template <int MnMajorA, int MnMajorB>
+  __device__ static void mma(float (&d)[128], std::uint64_t a, std::uint64_t b, int scale_d) {
+    static_assert(MnMajorA == 0 && MnMajorB == 0, "FP8 wgmma reads K-major operands only");
+    arch::wgmma_m64n256k32_fp8<Format>(d, a, b, scale_d);
+  }
+  __device__ static void mma_half(float (&d)[64], std::uint64_t a, std::uint64_t b, int scale_d) {
+    arch::wgmma_m64n128k32_fp8<Format>(d, a, b, scale_d);
   }
 };
 
@@ -91,7 +114,7 @@ template <class E>
 constexpr bool kSkipsIdleWarpgroups = E::kMnMajor;
 
 template <class E>
-constexpr int kBK = kRowBytes / E::kBytes;  // K per stage: 64 bf16, 32 tf32
+constexpr int kBK = kRowBytes / E::kBytes;  // K per stage: 64 bf16, 32 tf32, 128 FP8
 template <class E>
 constexpr int kKSteps = kBK<E> / E::kMmaK;  // wgmma per stage and warpgroup: 4
 // An MN-major operand (16-bit types) arrives as chunks of kBK rows of k by 64 MN elements.

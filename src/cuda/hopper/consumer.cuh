@@ -1,5 +1,5 @@
 // The consumers' pieces beyond the plain MMA loop (kernel.cuh): a tf32 A read into registers
-// from the layout it is stored in, and 3xTF32's promoted big·big pass.
+// from the layout it is stored in, and promoted sums (3xTF32's big·big pass, every FP8 stage).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -33,29 +33,35 @@ __device__ __forceinline__ void load_a_fragments(const unsigned char* a_stage, i
   }
 }
 
-// The consumers of a 3xTF32 run (the kernel's Promote): the tensor cores' adders truncate,
-// which over a long K costs f32 sums about four bits (measured at 8192^3: 1.9e-5 relative
-// error against cuBLAS SGEMM's 1.6e-6). So in the big·big pass every two stages' products
-// are summed by the tensor cores into a short partial sum, 64 of K deep, that the threads
-// then add into separate registers, `sums`, with round-to-nearest (measured: 2.8e-7).
-// Registers allow a partial of half the tile's columns, so the stages run as two m64n128
-// halves, each waited for before its adds; the other consumer warpgroup's MMAs fill the
-// tensor cores meanwhile, not fully.
-// `sums` takes over from the wgmma accumulators after the small passes: adds into registers
-// a wgmma accumulates into make ptxas serialise every wgmma of the kernel (C7515). Measured
-// at 8192^3 on an H100 (TFLOP/s): 133.6 unpromoted; 97.7 promoting every pass stage by
-// stage; 102.7 every pass two stages at a time; 114.5 the last pass only, adding into the
-// accumulators (serialised); 113.5 the same with the small passes' groups waited for (not
-// serialised); 119.7 the last pass only into `sums` (this kernel).
-// Stages per promoted partial sum. Three (fewer waits) measured 12 % slower than two on an
-// H200: the producer is left one free stage of four.
-constexpr int kPromoteStages = 2;
-static_assert(kPromoteStages < kStages, "the producer needs a free stage");
+// Promoted sums (the kernel's Promote): the tensor cores' adders lose bits over a long K.
+// 3xTF32: they truncate, which costs f32 sums about four bits (measured at 8192^3: 1.9e-5
+// relative error against cuBLAS SGEMM's 1.6e-6). FP8: they keep about 14 bits of the sum.
+// So every few stages' products are summed by the tensor cores into a short partial sum that
+// the threads then add into separate registers, `sums`, with round-to-nearest (3xTF32
+// measured: 2.8e-7). Registers allow a partial of half the tile's columns, so the stages run
+// as two m64n128 halves, each waited for before its adds; the other consumer warpgroup's
+// MMAs fill the tensor cores meanwhile, not fully.
+// `sums` takes over from the wgmma accumulators after the unpromoted passes (3xTF32's small
+// ones; none for FP8): adds into registers a wgmma accumulates into make ptxas serialise
+// every wgmma of the kernel (C7515). Measured for 3xTF32 at 8192^3 on an H100 (TFLOP/s):
+// 133.6 unpromoted; 97.7 promoting every pass stage by stage; 102.7 every pass two stages at
+// a time; 114.5 the last pass only, adding into the accumulators (serialised); 113.5 the
+// same with the small passes' groups waited for (not serialised); 119.7 the last pass only
+// into `sums` (this kernel).
+// Stages per promoted partial sum: 3xTF32 two (64 of K; three, fewer waits, measured 12 %
+// slower than two on an H200: the producer is left one free stage of four); FP8 one, 128 of
+// K, the interval the FP8 tolerance assumes (core/verify.cpp).
+template <class E>
+constexpr int kPromoteStages = E::kPromoted ? 1 : 2;
+template <class E>
+constexpr int kPromoteK = kPromoteStages<E> * kBK<E>;
+static_assert(kPromoteStages<Tf32Operand> < kStages, "the producer needs a free stage");
 
 template <class E, bool TransA, bool TransB>
-__device__ __forceinline__ void promoted_stages(float (&sums)[128], const unsigned char* const (&stages)[kPromoteStages],
-                                                int count, int warpgroup) {
-  static_assert(!TransA && TransB && E::kMmaK == 8, "promoted sums: tf32, both operands K-major");
+__device__ __forceinline__ void promoted_stages(float (&sums)[128],
+                                                const unsigned char* const (&stages)[kPromoteStages<E>], int count,
+                                                int warpgroup) {
+  static_assert(!TransA && TransB, "promoted sums: both operands K-major");
   constexpr int kHalves = 2;
   constexpr int kHalfBBytes = kBN / kHalves * kRowBytes;  // K-major rows of B per half
   constexpr int kHalfRegs = 128 / kHalves;                // m64n128 register i is m64n256 register h * kHalfRegs + i
@@ -66,13 +72,13 @@ __device__ __forceinline__ void promoted_stages(float (&sums)[128], const unsign
     for (int i = 0; i < kHalfRegs; ++i) arch::fence_accumulator(part[i]);
     arch::wgmma_fence();
 #pragma unroll
-    for (int g = 0; g < kPromoteStages; ++g) {
+    for (int g = 0; g < kPromoteStages<E>; ++g) {
       if (g < count) {
 #pragma unroll
         for (int kk = 0; kk < kKSteps<E>; ++kk) {
           const std::uint64_t a = a_descriptor<false>(stages[g], warpgroup, kk);
           const std::uint64_t b = b_descriptor<true>(stages[g] + kABytes + h * kHalfBBytes, kk);
-          arch::wgmma_m64n128k8_tf32(part, a, b, g > 0 || kk > 0);
+          E::mma_half(part, a, b, g > 0 || kk > 0);
         }
       }
     }

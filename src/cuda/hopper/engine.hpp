@@ -33,7 +33,7 @@ Setup setup(const GemmProblem& p, const Options& o) {
   Setup s;
   s.g = kernel_problem<E>(canonicalize(p), Split, s.c_transposed);
   s.plan = make_plan<E>(s.g, Split);
-  s.form = form_of<typename E::Output>(s.g, o, Split, ceil_div(s.g.k, kBK<E>), a_in_registers<E>(s.g, Split),
+  s.form = form_of<typename E::Output>(s.g, o, kPromotedSums<E, Split>, ceil_div(s.g.k, kBK<E>), a_in_registers<E>(s.g, Split),
                                        s.c_transposed, kSkipsIdleWarpgroups<E>);
   return s;
 }
@@ -96,7 +96,10 @@ Status kernel_info(const GemmProblem& p, const Options& o, KernelInfo& out, cons
         GEMMLAB_TRY((launch_config<E, I>(s.g, k_tiles, s.form.spread_pieces, attributes, config, schedule, nullptr)));
         const bool tail = I::kStreamK && schedule.has_tail();
         const auto kernel = tail ? I::template kernel<E> : I::WholeRounds::template kernel<E>;
-        const char* promote = I::kPromote ? ", big·big sums promoted by m64n128 halves" : "";
+        const std::string promote =
+            !I::kPromote ? ""
+            : Split      ? ", big·big sums promoted by m64n128 halves"
+                         : ", sums promoted to f32 every " + std::to_string(kPromoteK<E>) + " of K by m64n128 halves";
         return describe_kernel(out, kernel,
                                kernel_name(name, I::kTransA, I::kTransB) +
                                    describe_form(s.form, tail ? schedule : stream_k::Schedule{}, config.gridDim.x) +
@@ -123,7 +126,7 @@ inline Traffic model_of(const GemmProblem& p) {
 // workspace is the context's, one for every Hopper rung (the calls of a context are ordered
 // on its stream, so one rung's copies never overwrite another's still being read).
 template <class E, bool Split>
-void bind(Variant& v, std::string_view config, const Options& o, const char* kernel) {
+void bind(Variant& v, std::string_view config, const Options& o, std::string kernel) {
   // sm_90a code, which the library checks before any launch (gemmlab/availability.hpp).
   // (Operands TMA cannot address are copied, tf32 operands that are not K-major rewritten
   // K-major: run().)
@@ -135,21 +138,22 @@ void bind(Variant& v, std::string_view config, const Options& o, const char* ker
     return require_32bit_extents(p, rung.c_str());
   };
   v.config_name = std::string(config);
-  v.configs = configurations(Split);
+  v.configs = configurations(kPromotedSums<E, Split>);
   v.prepare = [o](const GemmProblem& p, RunContext& context) { return prepare<E, Split>(p, o, context); };
   v.run = [o](const GemmProblem& p, RunContext& context) { return run<E, Split>(p, o, context); };
   v.kernel_info = [o, kernel](const GemmProblem& p, KernelInfo& out) {
-    return kernel_info<E, Split>(p, o, out, kernel);
+    return kernel_info<E, Split>(p, o, out, kernel.c_str());
   };
   v.model = model_of;
 }
 
-// A Variant::configure for a rung whose variant `make(name, options)` builds.
-template <bool Split, class Make>
+// A Variant::configure for a rung whose variant `make(name, options)` builds. `Promoted`:
+// its sums are (kPromotedSums), which leaves it fewer configurations.
+template <bool Promoted, class Make>
 auto configurer(Make make) {
   return [make](std::string_view name, Variant& out) -> Status {
     Options o;
-    GEMMLAB_TRY(options_of(name, Split, o));
+    GEMMLAB_TRY(options_of(name, Promoted, o));
     out = make(name, o);
     return Status::ok();
   };

@@ -192,27 +192,35 @@ struct Instance {
   using WholeRounds = Instance<TransA, TransB, ClusterM, Promote, false>;  // what runs where no tail is left
 };
 
+// Whether a rung's sums are promoted (consumer.cuh): 3xTF32 (Split) and FP8. Such a kernel
+// has no stream-K form (its fix-up and `sums` together spilled), so forms.hpp's `split`
+// arguments below take this.
+template <class E, bool Split>
+constexpr bool kPromotedSums = Split || E::kPromoted;
+
 // Calls f(Instance<...>{}) for the form and the layouts the kernel reads (`trans_a`: A stored
 // k x m; `trans_b`: B stored n x k). 16-bit types: any layout; tf32: B K-major, A K-major or
-// (one pass) into registers; Split (3xTF32): both K-major, sums promoted.
+// (one pass) into registers; Split (3xTF32) and FP8: both K-major, sums promoted.
 template <class E, bool Split, class F>
 Status with_instantiation(const Form& form, bool trans_a, bool trans_b, F&& f) {
+  constexpr bool kPromote = kPromotedSums<E, Split>;
   const auto by_cluster = [&](auto ta, auto tb) -> Status {
     constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
-    if constexpr (!Split)
+    if constexpr (!kPromote)
       if (form.spread_pieces > 1) return f(Instance<kTa, kTb, 1, false, true>{});
-    if (form.cluster_m == 1) return f(Instance<kTa, kTb, 1, Split, false>{});
-    if constexpr (!Split)
+    if (form.cluster_m == 1) return f(Instance<kTa, kTb, 1, kPromote, false>{});
+    if constexpr (!kPromote)
       if (form.stream_k) return f(Instance<kTa, kTb, 2, false, true>{});
-    return f(Instance<kTa, kTb, 2, Split, false>{});
+    return f(Instance<kTa, kTb, 2, kPromote, false>{});
   };
   if constexpr (E::kMnMajor) {
     static_assert(!Split, "3xTF32 splits f32 operands");
     return dispatch_trans(trans_a, trans_b, by_cluster);
   } else {
-    if (!trans_b) return {StatusCode::InternalError, "wgmma_ws: a tf32 B reached the kernel MN-major"};
+    if (!trans_b) return {StatusCode::InternalError, "wgmma_ws: a tf32 or FP8 B reached the kernel MN-major"};
     if (!trans_a) return by_cluster(std::false_type{}, std::true_type{});
-    if constexpr (Split) return {StatusCode::InternalError, "wgmma_ws: tf32 A in registers in a split run"};
+    if constexpr (kPromote || !E::kRegisterA)
+      return {StatusCode::InternalError, "wgmma_ws: an A stored k x m reached a kernel that reads it K-major only"};
     else return by_cluster(std::true_type{}, std::true_type{});
   }
 }

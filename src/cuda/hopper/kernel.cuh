@@ -1,4 +1,4 @@
-// The warp-specialised, persistent TMA + wgmma kernel of the wgmma_ws rungs (13, 14, 15).
+// The warp-specialised, persistent TMA + wgmma kernel of the wgmma_ws rungs (13-16).
 //
 // One block per SM walks the 128 x 256 tiles of C in grouped order (kGroupM tile rows at a
 // time, so the A rows and B columns in flight stay in L2). Inside it:
@@ -15,8 +15,9 @@
 //
 // Template axes: the element type; the operands' layouts in shared memory (TransA: A stored
 // k x m, TransB: B stored n x k); ClusterM, blocks per cluster along M (1, or 2 sharing the B
-// tile by multicast); Promote, 3xTF32's three K passes with the last one promoted; StreamK,
-// whole rounds then the stream-K tail, or every unit cut by K (fixup.cuh, stream_k.hpp).
+// tile by multicast); Promote, sums promoted into f32 registers (3xTF32's last K pass, every
+// FP8 stage: consumer.cuh); StreamK, whole rounds then the stream-K tail, or every unit cut
+// by K (fixup.cuh, stream_k.hpp).
 // Which instantiation runs: forms.hpp.
 #pragma once
 
@@ -95,7 +96,7 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
                                         const StreamKArgs& sk, const Smem& s, const stream_k::Schedule& plan,
                                         int cluster, unsigned rank, int tiles_m, int tiles_n, int k_tiles) {
   // tf32 A stored k x m: read into registers (load_a_fragments).
-  constexpr bool kRegisterA = TransA && !E::kMnMajor;
+  constexpr bool kRegisterA = TransA && E::kRegisterA;
   // The warp-stored epilogue where it fits in registers (with A fragments or promoted sums it
   // spilled 200-1300 bytes; the stream-K form has no room for it either).
   constexpr bool kWarpStore = !kRegisterA && !Promote && !StreamK;
@@ -127,8 +128,9 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
     }
   };
   float acc[128];  // (64, BN) of this warpgroup, wgmma's fragment order
-  // Promote: only the last pass (big·big) needs it; the small passes come first, while the
-  // sums are about 2^-11 of their final size, so what their truncation loses is negligible.
+  // Promote: every stage of a one-pass (FP8) run; of 3xTF32, only the last pass (big·big):
+  // the small passes come first, while the sums are about 2^-11 of their final size, so what
+  // their truncation loses is negligible.
   const int promote_from = Promote ? (schedule.segments - 1) * schedule.k_tiles : k_tiles;
   unsigned char* buffers = s.epilogue_buffers + warpgroup * kEpilogueBuffers * kEpilogueBufferBytes;
   // The tile held for storing (kDefer): alpha * acc in C's type, and where it goes.
@@ -249,14 +251,14 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
       float sums[128];  // registers no wgmma accumulates into: the adds below define them
 #pragma unroll
       for (int i = 0; i < 128; ++i) sums[i] = acc[i];
-      // kPromoteStages stages per partial sum: fewer waits.
+      // kPromoteStages stages per partial sum.
       const int promoted_begin = work.k_begin > promote_from ? work.k_begin : promote_from;
-      for (int kt = promoted_begin; kt < work.k_end; kt += kPromoteStages) {
-        const int count = work.k_end - kt < kPromoteStages ? work.k_end - kt : kPromoteStages;
-        int held[kPromoteStages];
-        const unsigned char* stages[kPromoteStages];
+      for (int kt = promoted_begin; kt < work.k_end; kt += kPromoteStages<E>) {
+        const int count = work.k_end - kt < kPromoteStages<E> ? work.k_end - kt : kPromoteStages<E>;
+        int held[kPromoteStages<E>];
+        const unsigned char* stages[kPromoteStages<E>];
 #pragma unroll
-        for (int g = 0; g < kPromoteStages; ++g) {
+        for (int g = 0; g < kPromoteStages<E>; ++g) {
           held[g] = stage;
           stages[g] = s.ring + stage * kStageBytes;
           if (g < count) {
@@ -267,7 +269,7 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
         }
         promoted_stages<E, TransA, TransB>(sums, stages, count, warpgroup);
 #pragma unroll
-        for (int g = 0; g < kPromoteStages; ++g)  // both halves are done with them
+        for (int g = 0; g < kPromoteStages<E>; ++g)  // both halves are done with them
           if (g < count) release(held[g]);
       }
       finish(sums);
@@ -292,7 +294,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   static_assert(ClusterM == 1 || ClusterM == 2, "clusters of one or two blocks along M");
   // (3xTF32's promoted sums and a stream-K fix-up together spilled 72-160 bytes.)
   static_assert(!(StreamK && Promote), "the stream-K tail: one K pass");
-  static_assert(!(TransA && !E::kMnMajor && Promote), "A from registers: one plain K pass");
+  static_assert(!(TransA && E::kRegisterA && Promote), "A from registers: one plain K pass");
   // sm_90a code: in a build whose list lacks 90a the body compiles to nothing (target.cuh).
 #if GEMMLAB_CODE_SM90A
   extern __shared__ unsigned char smem_raw[];

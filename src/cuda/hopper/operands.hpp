@@ -6,9 +6,9 @@
 // is copied into a workspace whose rows start every 16 bytes (seed 001's memory padding):
 //  - padded: rows as they are (about 2 x its bytes of traffic), for a base or row pitch
 //    that is not a multiple of 16 bytes;
-//  - K-major: a tf32 operand whose K is not contiguous and that cannot go into registers,
-//    transposed on the way (operand_staging.cuh; the tf32 tensor cores read shared memory
-//    K-major only);
+//  - K-major: a tf32 or FP8 operand whose K is not contiguous and that cannot go into
+//    registers, transposed on the way (operand_staging.cuh; the tf32 and FP8 tensor cores
+//    read shared memory K-major only);
 //  - split (3xTF32): every operand, K-major, as [big | small] tf32 parts.
 // tf32 wgmma takes A from registers in any layout: a tf32 A stored k x m that TMA can address
 // goes into registers (load_a_fragments), and where only B's K is strided (row-major NN) the
@@ -121,7 +121,7 @@ OperandPlan plan_operand(const TmaMatrix& view, bool k_major, std::int64_t rows,
     o.layout = {static_cast<int>((k + kBK<E> - 1) / kBK<E> * kBK<E>), 2};
   } else if (!E::kMnMajor && !k_major) {
     o.copy = Copy::KMajor;
-    o.layout = {static_cast<int>(tma_pitch<E>(k)), 1};
+    o.layout = {static_cast<int>(tma_pitch<E>(k)), 1, E::kBytes};
   } else if (!tma_requirements(view, "").is_ok()) {
     o.copy = Copy::Padded;
     o.bytes = aligned(static_cast<std::size_t>(view.rows) * tma_pitch<E>(static_cast<std::int64_t>(view.cols)) *
@@ -135,10 +135,10 @@ OperandPlan plan_operand(const TmaMatrix& view, bool k_major, std::int64_t rows,
 }
 
 // tf32 A stored k x m goes into registers (no copy) unless 3xTF32 splits it or TMA cannot
-// address it (an unaligned base or row pitch: then it is copied K-major).
+// address it (an unaligned base or row pitch: then it is copied K-major). FP8 A: copied.
 template <class E>
 bool a_in_registers(const RowMajorGemm& g, bool split) {
-  return !E::kMnMajor && !split && g.trans_a && tma_requirements(tma_a<E>(g), "A").is_ok();
+  return E::kRegisterA && !split && g.trans_a && tma_requirements(tma_a<E>(g), "A").is_ok();
 }
 
 // The problem the kernel runs for the canonical problem `g`: C^T = B^T A^T (`c_transposed`)
@@ -206,9 +206,10 @@ inline Status Workspace::reserve(std::size_t bytes) {
                         s.message()};
 }
 
-// The storage type of a padded copy: 16-bit elements move as raw halves.
+// The storage type of a copy: 16-bit and 8-bit elements move as raw bits.
 template <class E>
-using StorageOf = std::conditional_t<E::kBytes == 2, std::uint16_t, float>;
+using StorageOf =
+    std::conditional_t<E::kBytes == 1, std::uint8_t, std::conditional_t<E::kBytes == 2, std::uint16_t, float>>;
 
 // A padded copy of one operand into `dst` (launched by stage_operands, with the other
 // operand's in the same grid), and the problem pointed at it.
@@ -228,16 +229,17 @@ staging::RepitchJob<StorageOf<E>> padded_copy(const TmaMatrix& view, const void*
 template <class E>
 Status k_major_copy(const OperandPlan& o, bool k_major, std::int64_t rows, std::int64_t k, const void*& data,
                     std::int64_t& ld, bool& trans, bool k_major_trans, unsigned char* dst, Stream stream) {
-  if constexpr (E::kTma == TmaElement::F32) {
-    GEMMLAB_TRY(staging::stage_k_major(static_cast<const float*>(data), ld, k_major, static_cast<int>(rows),
-                                       static_cast<int>(k), o.copy == Copy::Split, o.layout,
-                                       reinterpret_cast<float*>(dst), stream));
+  if constexpr (E::kMnMajor) {
+    return {StatusCode::InternalError, "wgmma: K-major staging is for tf32 and FP8 operands"};
+  } else {
+    using T = StorageOf<E>;
+    GEMMLAB_TRY(staging::stage_k_major(static_cast<const T*>(data), ld, k_major, static_cast<int>(rows),
+                                       static_cast<int>(k), o.copy == Copy::Split, o.layout, reinterpret_cast<T*>(dst),
+                                       stream));
     data = dst;
     ld = o.layout.pitch();
     trans = k_major_trans;  // the copy is K-major
     return Status::ok();
-  } else {
-    return {StatusCode::InternalError, "wgmma: K-major staging is for f32 operands"};
   }
 }
 

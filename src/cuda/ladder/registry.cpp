@@ -27,11 +27,14 @@ Variant wgmma_bf16_variant();                 // 12_wgmma_bf16.cu
 Variant wgmma_ws_variant(DType input, DType output);  // 13_wgmma_ws.cu: BF16 or F16 inputs, f32 sums, f32 or input-type C
 Variant wgmma_ws_tf32_variant();              // 14_wgmma_ws_tf32.cu
 Variant wgmma_3xtf32_variant();               // 15_wgmma_3xtf32.cu: f32 accuracy, in the f32 ladder
+Variant wgmma_fp8_variant(DType input, DType output);  // 16_wgmma_fp8.cu: E4M3 or E5M2 inputs, f32 sums, f32, bf16 or f16 C
 Variant cublas_sgemm_variant();               // cublas.cpp: the f32 anchor
 // The anchor of a tensor-core dtype: cublasGemmEx for DType::BF16, F16 (2-byte inputs,
 // f32 sums, C in `output`: F32 or the input type) or TF32 (f32 inputs and C,
 // CUBLAS_COMPUTE_32F_FAST_TF32).
 Variant cublas_gemm_ex_variant(DType dtype, DType output);  // cublas.cpp
+// The FP8 anchor: cuBLASLt's FP8 matmul, e4m3 only (it has no e5m2 x e5m2 product).
+Variant cublaslt_fp8_variant(DType input, DType output);  // cublaslt_fp8.cpp
 
 const std::vector<Variant>& registry() {
   static const std::vector<Variant> table = {
@@ -57,6 +60,12 @@ const std::vector<Variant>& registry() {
       wgmma_ws_variant(DType::F16, DType::F16),
       wgmma_ws_tf32_variant(),
       wgmma_3xtf32_variant(),
+      wgmma_fp8_variant(DType::E4M3, DType::F32),
+      wgmma_fp8_variant(DType::E4M3, DType::BF16),
+      wgmma_fp8_variant(DType::E4M3, DType::F16),
+      wgmma_fp8_variant(DType::E5M2, DType::F32),
+      wgmma_fp8_variant(DType::E5M2, DType::BF16),
+      wgmma_fp8_variant(DType::E5M2, DType::F16),
       // The anchors, one per --dtype, each measured beside the rungs of its precision.
       cublas_sgemm_variant(),
       cublas_gemm_ex_variant(DType::TF32, DType::F32),
@@ -64,6 +73,9 @@ const std::vector<Variant>& registry() {
       cublas_gemm_ex_variant(DType::F16, DType::F32),
       cublas_gemm_ex_variant(DType::BF16, DType::BF16),
       cublas_gemm_ex_variant(DType::F16, DType::F16),
+      cublaslt_fp8_variant(DType::E4M3, DType::F32),
+      cublaslt_fp8_variant(DType::E4M3, DType::BF16),
+      cublaslt_fp8_variant(DType::E4M3, DType::F16),
   };
   return table;
 }

@@ -111,6 +111,8 @@ inline double peak_for(const DevicePeaks& p, DType input, bool tensor_cores) {
     case DType::TF32: return p.tf32_gflops;
     case DType::BF16: return p.bf16_gflops;
     case DType::F16: return p.f16_gflops;
+    case DType::E4M3:
+    case DType::E5M2: return p.fp8_gflops;
     case DType::F64: return 0;
   }
   return 0;

@@ -15,12 +15,13 @@ constexpr std::uint64_t kMaxDim = 1ull << 32;
 constexpr std::uint32_t kMaxBox = 256;
 constexpr std::uint32_t kSwizzleBytes = 128;
 
-std::uint64_t element_bytes(TmaElement e) { return e == TmaElement::F32 ? 4 : 2; }
+std::uint64_t element_bytes(TmaElement e) { return e == TmaElement::F32 ? 4 : e == TmaElement::Byte ? 1 : 2; }
 
 CUtensorMapDataType data_type(TmaElement e) {
   switch (e) {
     case TmaElement::BF16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     case TmaElement::F16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case TmaElement::Byte: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
     case TmaElement::F32: break;
   }
   return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;

@@ -12,7 +12,7 @@
 
 namespace gemmlab::cuda {
 
-enum class TmaElement : std::uint8_t { BF16, F16, F32 };
+enum class TmaElement : std::uint8_t { BF16, F16, F32, Byte };  // Byte: FP8 (e4m3, e5m2)
 
 // A row-major matrix of `rows` x `cols` elements, row pitch `ld` elements, loaded as
 // boxes of box_rows x box_cols (box_cols x element size must be 128 bytes for the swizzle).

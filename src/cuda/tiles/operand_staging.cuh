@@ -9,8 +9,8 @@
 // operands in one grid took 51 us where the L2 was left dirty by the kernel before (Nsight
 // Compute without cache control): part of that is writing those lines back.
 //
-// K-major (stage_k_major): operands rewritten K-major for the tf32 tensor cores, which read
-// A and B only with K contiguous: op(X) (rows x k, either orientation, any ld) is copied through a padded
+// K-major (stage_k_major): operands rewritten K-major for the tf32 and FP8 tensor cores,
+// which read A and B only with K contiguous: op(X) (rows x k, either orientation, any ld) is copied through a padded
 // shared-memory tile (the seeds' transpose: coalesced reads and coalesced writes, the
 // extra column keeping the column-wise tile accesses free of bank conflicts) into a
 // row-major workspace whose rows start every 16 bytes.
@@ -60,11 +60,14 @@ __device__ __forceinline__ float round_to_tf32(float x) {
 
 // Source: element (r, kk) of op(X) at x[r * ld + kk] (KContiguous) or x[kk * ld + r].
 // Destination: row r at out + r * pitch; with Split, big at column kk, small at segment + kk.
-template <bool KContiguous, bool Split>
+// T: float, or the bytes of FP8 (whose 32-byte reads and writes use a sector each: a copy
+// that only transposed FP8 operands need).
+template <class T, bool KContiguous, bool Split>
 __global__ void __launch_bounds__(kTile * kBlockRows)
-    k_major_kernel(const float* __restrict__ x, long long ld, int rows, int k, float* __restrict__ out,
-                   long long pitch, int segment) {
-  __shared__ float tile[kTile][kTile + 1];  // [row][kk]; the extra column: see above
+    k_major_kernel(const T* __restrict__ x, long long ld, int rows, int k, T* __restrict__ out, long long pitch,
+                   int segment) {
+  static_assert(!Split || sizeof(T) == 4, "3xTF32 splits f32 operands");
+  __shared__ T tile[kTile][kTile + 1];  // [row][kk]; the extra column: see above
   arch::launch_dependents();  // the GEMM may launch early (repitch_kernel)
   const int k0 = blockIdx.x * kTile;
   const int tx = threadIdx.x, ty = threadIdx.y;
@@ -76,10 +79,10 @@ __global__ void __launch_bounds__(kTile * kBlockRows)
     for (int j = 0; j < kTile; j += kBlockRows) {
       if constexpr (KContiguous) {  // a warp reads 32 consecutive kk of one row
         const int r = r0 + ty + j, kk = k0 + tx;
-        tile[ty + j][tx] = r < rows && kk < k ? x[static_cast<long long>(r) * ld + kk] : 0.0f;
+        tile[ty + j][tx] = r < rows && kk < k ? x[static_cast<long long>(r) * ld + kk] : T{};
       } else {  // a warp reads 32 consecutive rows of one kk
         const int r = r0 + tx, kk = k0 + ty + j;
-        tile[tx][ty + j] = r < rows && kk < k ? x[static_cast<long long>(kk) * ld + r] : 0.0f;
+        tile[tx][ty + j] = r < rows && kk < k ? x[static_cast<long long>(kk) * ld + r] : T{};
       }
     }
     __syncthreads();
@@ -87,8 +90,8 @@ __global__ void __launch_bounds__(kTile * kBlockRows)
     for (int j = 0; j < kTile; j += kBlockRows) {
       const int r = r0 + ty + j, kk = k0 + tx;
       if (r < rows && kk < segment) {  // zeros from k to the segment's end
-        const float v = tile[ty + j][tx];
-        float* row = out + static_cast<long long>(r) * pitch;
+        const T v = tile[ty + j][tx];
+        T* row = out + static_cast<long long>(r) * pitch;
         if constexpr (Split) {
           const float big = round_to_tf32(v);
           row[kk] = big;
@@ -149,7 +152,7 @@ __global__ void __launch_bounds__(kRepitchThreads) repitch_kernel(RepitchJob<T> 
   }
 }
 
-// Enqueues the copies of `a` and `b` in one grid (T: the 2- or 4-byte element; b.rows may be 0).
+// Enqueues the copies of `a` and `b` in one grid (T: the 1-, 2- or 4-byte element; b.rows may be 0).
 template <class T>
 Status repitch_rows(const RepitchJob<T>& a, const RepitchJob<T>& b, Stream stream) {
   constexpr int kPerStore = 16 / sizeof(T);
@@ -165,27 +168,35 @@ Status repitch_rows(const RepitchJob<T>& a, const RepitchJob<T>& b, Stream strea
 struct StagedLayout {
   int segment;         // columns per segment: k rounded up (to 16 bytes, or to the K tile for Split)
   int segments;        // 1, or 2 with Split
+  int element_bytes = sizeof(float);  // 4, or 1 for FP8
   long long pitch() const { return static_cast<long long>(segment) * segments; }
-  std::size_t bytes(int rows) const { return static_cast<std::size_t>(rows) * pitch() * sizeof(float); }
+  std::size_t bytes(int rows) const { return static_cast<std::size_t>(rows) * pitch() * element_bytes; }
 };
 
-// Enqueues the copy of op(X) (rows x k) into `out` with layout `l` on `stream`.
-inline Status stage_k_major(const float* x, long long ld, bool k_contiguous, int rows, int k, bool split,
-                            const StagedLayout& l, float* out, Stream stream) {
+// Enqueues the copy of op(X) (rows x k) into `out` with layout `l` on `stream` (T: float, or
+// std::uint8_t for FP8, never split).
+template <class T>
+Status stage_k_major(const T* x, long long ld, bool k_contiguous, int rows, int k, bool split, const StagedLayout& l,
+                     T* out, Stream stream) {
+  if (l.element_bytes != static_cast<int>(sizeof(T)) || (split && sizeof(T) != sizeof(float)))
+    return {StatusCode::InternalError, "stage_k_major: the layout is not of this element type"};
   const dim3 block(kTile, kBlockRows);
   const dim3 grid(static_cast<unsigned>(ceil_div(l.segment, kTile)),
                   static_cast<unsigned>(std::min(ceil_div(rows, kTile), kMaxGridY)));
   const auto s = static_cast<cudaStream_t>(stream);
   const long long pitch = l.pitch();
-  if (k_contiguous) {
-    if (split) k_major_kernel<true, true><<<grid, block, 0, s>>>(x, ld, rows, k, out, pitch, l.segment);
-    else k_major_kernel<true, false><<<grid, block, 0, s>>>(x, ld, rows, k, out, pitch, l.segment);
-  } else {
-    if (split) k_major_kernel<false, true><<<grid, block, 0, s>>>(x, ld, rows, k, out, pitch, l.segment);
-    else k_major_kernel<false, false><<<grid, block, 0, s>>>(x, ld, rows, k, out, pitch, l.segment);
+  const auto launch = [&](auto kernel) { kernel<<<grid, block, 0, s>>>(x, ld, rows, k, out, pitch, l.segment); };
+  if constexpr (sizeof(T) == sizeof(float)) {
+    if (split) {
+      if (k_contiguous) launch(k_major_kernel<T, true, true>);
+      else launch(k_major_kernel<T, false, true>);
+      CUDA_CHECK_LAUNCH("k_major_kernel");
+      return Status::ok();
+    }
   }
+  if (k_contiguous) launch(k_major_kernel<T, true, false>);
+  else launch(k_major_kernel<T, false, false>);
   CUDA_CHECK_LAUNCH("k_major_kernel");
   return Status::ok();
 }
-
 }  // namespace gemmlab::cuda::staging
