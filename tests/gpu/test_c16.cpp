@@ -29,6 +29,7 @@
 #include "gemmlab/gemm.hpp"
 #include "gemmlab/registry.hpp"
 #include "support/context.hpp"
+#include "support/device_c.hpp"
 #include "support/encoded.hpp"
 #include "support/host_problem.hpp"
 #include "support/seeds.hpp"
@@ -59,32 +60,6 @@ enum class Check {
   Exact,      // that, and equal to the reference rounded once, to nearest even (integer inputs)
 };
 
-::testing::AssertionResult upload(const std::vector<std::byte>& bytes, cuda::DeviceMemory& out) {
-  if (const Status s = cuda::DeviceMemory::allocate(bytes.size(), out); !s.is_ok())
-    return ::testing::AssertionFailure() << s.describe();
-  if (cudaMemcpy(out.data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice) != cudaSuccess)
-    return ::testing::AssertionFailure() << "copy to the device failed";
-  return ::testing::AssertionSuccess();
-}
-
-// Every element of C (`result`: C's storage decoded to floats) equals the reference rounded
-// to C's type: for problems whose float32 arithmetic is exact, so that rounding is the only
-// error left.
-::testing::AssertionResult rounds_reference_once(const GemmProblem& p, std::span<const float> result,
-                                                 const ReferenceResult& reference) {
-  for (std::int64_t i = 0; i < p.m; ++i)
-    for (std::int64_t j = 0; j < p.n; ++j) {
-      const float got = result[static_cast<std::size_t>(p.c.offset(i, j))];
-      const double exact = reference.value[static_cast<std::size_t>(i * p.n + j)];
-      const float want = round_to_storage(static_cast<float>(exact), p.c.dtype);
-      if (!(got == want))
-        return ::testing::AssertionFailure() << "C(" << i << ", " << j << ") = " << got << ", expected " << want
-                                             << " (the reference " << exact << " rounded to " << to_string(p.c.dtype)
-                                             << ")";
-    }
-  return ::testing::AssertionSuccess();
-}
-
 // Runs `v` through the library on the problem `spec` describes, A and B stored in v.input and
 // C in v.output (the values rounded to them first, so the reference reads what the device
 // does), and checks C. `may_refuse_smem`: a forced configuration may need more shared memory
@@ -105,9 +80,9 @@ void check_problem(const Variant& v, const testing::ProblemSpec& spec, Check che
   ASSERT_TRUE(reference_gemm(host, ref).is_ok());
 
   cuda::DeviceMemory da, db, dc;
-  ASSERT_TRUE(upload(ab.a, da));
-  ASSERT_TRUE(upload(ab.b, db));
-  ASSERT_TRUE(upload(c_before, dc));
+  ASSERT_TRUE(testing::upload(ab.a, da));
+  ASSERT_TRUE(testing::upload(ab.b, db));
+  ASSERT_TRUE(testing::upload(c_before, dc));
   GemmProblem dev = host;
   dev.a.data = da.data();
   dev.b.data = db.data();
@@ -128,7 +103,7 @@ void check_problem(const Variant& v, const testing::ProblemSpec& spec, Check che
   const Verification verification = verify(host, result, hp.c_before, ref, spec.nan_c, v.tolerance);
   EXPECT_TRUE(verification.passed) << verification.summary();
   if (check == Check::Exact) {
-    EXPECT_TRUE(rounds_reference_once(host, result, ref));
+    EXPECT_TRUE(testing::rounds_reference_once(host, result, ref));
   }
 }
 
@@ -153,7 +128,7 @@ std::vector<const Variant*> runnable(std::span<const char* const> names) {
   return out;
 }
 
-using Case = std::tuple<const char*, Op, Op, Layout>;
+using Case = testing::TypedCase;
 
 class C16 : public ::testing::TestWithParam<Case> {};
 
@@ -175,19 +150,10 @@ TEST_P(C16, MatchesTheReference) {
     }
 }
 
-// Test names allow only letters, digits and underscores.
-std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  const auto [name, op_a, op_b, layout] = info.param;
-  std::string text = fmt::format("{}_{}{}_{}", name, to_string(op_a), to_string(op_b), to_string(layout));
-  for (char& ch : text)
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return text;
-}
-
 INSTANTIATE_TEST_SUITE_P(AllTranspositionsAndLayouts, C16,
                          ::testing::Combine(::testing::ValuesIn(kC16Variants), ::testing::ValuesIn(testing::kOps),
                                             ::testing::ValuesIn(testing::kOps), ::testing::ValuesIn(testing::kLayouts)),
-                         case_name);
+                         testing::typed_case_name);
 
 // Integers in [-4, 4]: the float32 sums are exact, and so is the epilogue with power-of-two
 // alpha and beta, so each element must be the reference rounded once, to nearest even (bf16

@@ -28,6 +28,7 @@
 #include "gemmlab/gemm.hpp"
 #include "gemmlab/registry.hpp"
 #include "support/context.hpp"
+#include "support/device_c.hpp"
 #include "support/encoded.hpp"
 #include "support/host_problem.hpp"
 #include "support/seeds.hpp"
@@ -55,24 +56,17 @@ struct Scalars {
 };
 constexpr Scalars kScalars[] = {{1.0, 0.0, 0, 1.0, 1.0}, {-1.5, 0.75, 3, 0.37, 2.5}, {0.5, -1.25, 16, 3.0, 0.0625}};
 
-::testing::AssertionResult upload(const std::vector<std::byte>& bytes, cuda::DeviceMemory& out) {
-  if (const Status s = cuda::DeviceMemory::allocate(bytes.size(), out); !s.is_ok())
-    return ::testing::AssertionFailure() << s.describe();
-  if (cudaMemcpy(out.data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice) != cudaSuccess)
-    return ::testing::AssertionFailure() << "copy to the device failed";
-  return ::testing::AssertionSuccess();
-}
-
-// Runs `v` through the library on the problem `spec` describes with scales `s`, A and B
-// stored in v.input (the values rounded to it first, so the reference reads what the device
-// does) and C in v.output, and checks C. Returns false where the variant refused the problem
-// as it documents (the anchor's K-major operands).
-bool check_problem(const Variant& v, const testing::ProblemSpec& spec, const Scalars& s) {
+// Runs `v` through the library on the problem `spec` describes, A and B stored in v.input,
+// their scales multiplied by those of `s`, C in v.output, and checks C: within the bound, and
+// with `exact` (integer inputs stored as they are), every element the reference rounded once. Returns false where the variant
+// refused the problem as it documents (the anchor's K-major operands).
+bool check_problem(const Variant& v, const testing::ProblemSpec& spec, const Scalars& s, bool exact = false) {
   SCOPED_TRACE(v.name + " (" + v.config_name + ") " + spec.describe() +
-               fmt::format(" scale_a={} scale_b={}", s.scale_a, s.scale_b));
+               fmt::format(" scales x{} x{}", s.scale_a, s.scale_b));
   testing::HostProblem hp = testing::make_host_problem(spec);
   testing::Encoded ab;
-  testing::store_as(hp, v.input, ab);
+  // Quantised per tensor as the harness does; integer inputs as they are (exact).
+  testing::store_as(hp, v.input, ab, exact ? testing::Fp8Storage::AsTheyAre : testing::Fp8Storage::Quantised);
   for (float& x : hp.c.storage) x = round_to_storage(x, v.output);
   hp.c_before = hp.c.storage;
   std::vector<std::byte> c_before = encode(hp.c.storage, v.output);
@@ -80,8 +74,8 @@ bool check_problem(const Variant& v, const testing::ProblemSpec& spec, const Sca
   host.c.dtype = v.output;
   host.c.data = c_before.data();
   host.compute = v.compute;
-  host.scale_a = s.scale_a;
-  host.scale_b = s.scale_b;
+  host.scale_a *= s.scale_a;
+  host.scale_b *= s.scale_b;
   if (v.anchor) {
     const Status can = v.can_implement(host);
     if (!can.is_ok()) {
@@ -94,9 +88,9 @@ bool check_problem(const Variant& v, const testing::ProblemSpec& spec, const Sca
   EXPECT_TRUE(reference_gemm(host, ref).is_ok());
 
   cuda::DeviceMemory da, db, dc;
-  EXPECT_TRUE(upload(ab.a, da));
-  EXPECT_TRUE(upload(ab.b, db));
-  EXPECT_TRUE(upload(c_before, dc));
+  EXPECT_TRUE(testing::upload(ab.a, da));
+  EXPECT_TRUE(testing::upload(ab.b, db));
+  EXPECT_TRUE(testing::upload(c_before, dc));
   GemmProblem dev = host;
   dev.a.data = da.data();
   dev.b.data = db.data();
@@ -111,12 +105,15 @@ bool check_problem(const Variant& v, const testing::ProblemSpec& spec, const Sca
   decode(c_after, v.output, result);
   const Verification verification = verify(host, result, hp.c_before, ref, spec.nan_c, v.tolerance);
   EXPECT_TRUE(verification.passed) << verification.summary();
+  if (exact) {
+    EXPECT_TRUE(testing::rounds_reference_once(host, result, ref));
+  }
   return true;
 }
 
 constexpr const char* kNoDevice = "no CUDA device on this machine (or no CUDA in this build)";
 
-using Case = std::tuple<const char*, Op, Op, Layout>;
+using Case = testing::TypedCase;
 
 class Fp8 : public ::testing::TestWithParam<Case> {};
 
@@ -144,19 +141,10 @@ TEST_P(Fp8, MatchesTheReference) {
   }
 }
 
-// Test names allow only letters, digits and underscores.
-std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  const auto [name, op_a, op_b, layout] = info.param;
-  std::string text = fmt::format("{}_{}{}_{}", name, to_string(op_a), to_string(op_b), to_string(layout));
-  for (char& ch : text)
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return text;
-}
-
 INSTANTIATE_TEST_SUITE_P(AllTranspositionsAndLayouts, Fp8,
                          ::testing::Combine(::testing::ValuesIn(kFp8Variants), ::testing::ValuesIn(testing::kOps),
                                             ::testing::ValuesIn(testing::kOps), ::testing::ValuesIn(testing::kLayouts)),
-                         case_name);
+                         testing::typed_case_name);
 
 // Each named configuration of the rungs runs a shape of several tiles and stages, NT (no
 // copies) and NN (B copied K-major), bound through gemmlab::configure.
@@ -180,6 +168,35 @@ TEST(Fp8, EveryRungConfiguration) {
                       {0.75, 0.5, 0, 0.5, 1.5});
       }
     }
+  }
+}
+
+// Integers in [-4, 4], stored as they are with power-of-two scales, alpha and beta: every
+// product is exact, every 128-deep partial sum (at most 2048 in magnitude) fits the tensor
+// cores' adder, and so do the float32 sums of the partials, so every element of C must be the
+// reference rounded once (to C's type). A stage dropped, repeated or promoted twice shows
+// here, where the bound of 14-bit partial sums, loose by design, might let it pass.
+TEST(Fp8, IntegerSumsAreExact) {
+  if (!cuda_device_present()) GTEST_SKIP() << kNoDevice;
+  constexpr testing::Dims kExactShapes[] = {{127, 257, 129}, {136, 264, 1000}, {33, 17, 1}, {200, 300, 2053}};
+  testing::Seeds seeds;
+  for (const char* name : kFp8Variants) {
+    const Variant* v = find_variant(Backend::Cuda, name);
+    ASSERT_NE(v, nullptr) << name;
+    if (const std::string why = unavailable_here(*v); !why.empty()) {
+      std::printf("note: %s cannot run here: %s\n", name, why.c_str());
+      continue;
+    }
+    for (Op op_a : testing::kOps)
+      for (Op op_b : testing::kOps)
+        for (const testing::Dims& d : kExactShapes) {
+          const std::uint64_t seed = seeds.next();
+          SCOPED_TRACE(seeds.describe(seed));
+          check_problem(*v,
+                        {.m = d.m, .n = d.n, .k = d.k, .op_a = op_a, .op_b = op_b, .ld_padding = 3, .alpha = 0.5,
+                         .beta = -2.0, .seed = seed, .distribution = Distribution::Integer},
+                        {0.5, -2.0, 3, 2.0, 0.25}, /*exact=*/true);
+        }
   }
 }
 

@@ -17,11 +17,15 @@ struct Encoded {
   std::vector<std::byte> a, b;
 };
 
+// How FP8 operands are stored: quantised per tensor, or rounded as they are with scales of 1
+// (small integers, exact in e4m3 and e5m2, for suites that need exact products).
+enum class Fp8Storage { Quantised, AsTheyAre };
+
 // After it, hp.a.storage and hp.b.storage hold the stored elements (FP8: the values over
 // their scales), as floats.
-inline void store_as(HostProblem& hp, DType dtype, Encoded& out) {
+inline void store_as(HostProblem& hp, DType dtype, Encoded& out, Fp8Storage fp8 = Fp8Storage::Quantised) {
   if (dtype == DType::F32) return;
-  if (is_fp8(dtype)) {
+  if (is_fp8(dtype) && fp8 == Fp8Storage::Quantised) {
     hp.problem.scale_a = quantise_per_tensor(hp.a.desc, dtype, hp.a.storage);
     hp.problem.scale_b = quantise_per_tensor(hp.b.desc, dtype, hp.b.storage);
   } else {

@@ -51,8 +51,11 @@ __device__ __forceinline__ void load_a_fragments(const unsigned char* a_stage, i
 // Stages per promoted partial sum: 3xTF32 two (64 of K; three, fewer waits, measured 12 %
 // slower than two on an H200: the producer is left one free stage of four); FP8 one, 128 of
 // K, the interval the FP8 tolerance assumes (core/verify.cpp).
+#ifndef GEMMLAB_EXPERIMENT_FP8_PROMOTE_STAGES
+#define GEMMLAB_EXPERIMENT_FP8_PROMOTE_STAGES 1
+#endif
 template <class E>
-constexpr int kPromoteStages = E::kPromoted ? 1 : 2;
+constexpr int kPromoteStages = E::kPromoted ? GEMMLAB_EXPERIMENT_FP8_PROMOTE_STAGES : 2;
 template <class E>
 constexpr int kPromoteK = kPromoteStages<E> * kBK<E>;
 static_assert(kPromoteStages<Tf32Operand> < kStages, "the producer needs a free stage");

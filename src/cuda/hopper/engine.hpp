@@ -33,7 +33,7 @@ Setup setup(const GemmProblem& p, const Options& o) {
   Setup s;
   s.g = kernel_problem<E>(canonicalize(p), Split, s.c_transposed);
   s.plan = make_plan<E>(s.g, Split);
-  s.form = form_of<typename E::Output>(s.g, o, kPromotedSums<E, Split>, ceil_div(s.g.k, kBK<E>), a_in_registers<E>(s.g, Split),
+  s.form = form_of<typename E::Output>(s.g, o, kSums<E, Split>, ceil_div(s.g.k, kBK<E>), a_in_registers<E>(s.g, Split),
                                        s.c_transposed, kSkipsIdleWarpgroups<E>);
   return s;
 }
@@ -138,7 +138,7 @@ void bind(Variant& v, std::string_view config, const Options& o, std::string ker
     return require_32bit_extents(p, rung.c_str());
   };
   v.config_name = std::string(config);
-  v.configs = configurations(kPromotedSums<E, Split>);
+  v.configs = configurations(kSums<E, Split>);
   v.prepare = [o](const GemmProblem& p, RunContext& context) { return prepare<E, Split>(p, o, context); };
   v.run = [o](const GemmProblem& p, RunContext& context) { return run<E, Split>(p, o, context); };
   v.kernel_info = [o, kernel](const GemmProblem& p, KernelInfo& out) {
@@ -147,13 +147,13 @@ void bind(Variant& v, std::string_view config, const Options& o, std::string ker
   v.model = model_of;
 }
 
-// A Variant::configure for a rung whose variant `make(name, options)` builds. `Promoted`:
-// its sums are (kPromotedSums), which leaves it fewer configurations.
-template <bool Promoted, class Make>
+// A Variant::configure for a rung whose variant `make(name, options)` builds, its sums formed
+// as `S` says (kSums).
+template <Sums S, class Make>
 auto configurer(Make make) {
   return [make](std::string_view name, Variant& out) -> Status {
     Options o;
-    GEMMLAB_TRY(options_of(name, Promoted, o));
+    GEMMLAB_TRY(options_of(name, S, o));
     out = make(name, o);
     return Status::ok();
   };

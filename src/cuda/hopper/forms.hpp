@@ -3,7 +3,7 @@
 // form to its kernel instantiation (with_instantiation, used both to launch and to explain),
 // and the launch itself.
 //
-// Configurations (Variant::configs):
+// Configurations (Variant::configs; promoted sums, 3xTF32 and FP8, have fewer: Sums):
 //   auto      per problem, as measured on an H100 (form_of): a few tiles spread by K
 //             (spread_pays); clusters of 2 where the stream-K tail runs, for 3xTF32 and for
 //             a C that TMA cannot address; single blocks elsewhere; the stream-K tail where
@@ -20,6 +20,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -50,12 +51,20 @@ struct Options {
   bool spread = false;       // units cut by K wherever they can be, into at least two pieces
 };
 
-// The configurations of a wgmma_ws rung, the default first. `split`: 3xTF32, one K pass
-// short of a stream-K tail.
-inline std::vector<NamedConfig> configurations(bool split) {
-  if (split)
+// How a rung's sums are formed: in the wgmma accumulators (Plain), or promoted into f32
+// registers (consumer.cuh) every stage (FP8: Promoted) or in 3xTF32's last pass over split
+// operands (SplitPromoted). Promoted kernels have no stream-K form (the fix-up and `sums`
+// together spilled) and no warp-stored epilogue.
+enum class Sums : std::uint8_t { Plain, Promoted, SplitPromoted };
+
+// The configurations of a wgmma_ws rung, the default first.
+inline std::vector<NamedConfig> configurations(Sums sums) {
+  if (sums == Sums::SplitPromoted)
     return {{"auto", "clusters of 2 along M sharing B by multicast (single blocks ran 6-12 % slower)"},
             {"blocks", "single blocks"}};
+  if (sums == Sums::Promoted)
+    return {{"auto", "single blocks (clusters of 2 ran 3-12 % slower at 4096^3 and 8192^3)"},
+            {"clusters", "clusters of 2 along M sharing B by multicast"}};
   return {{"auto", "per problem: K spread over more SMs for a few tiles, clusters of 2 "
                    "with the stream-K tail where it pays, for a C TMA cannot address, else single blocks in whole "
                    "rounds"},
@@ -67,28 +76,33 @@ inline std::vector<NamedConfig> configurations(bool split) {
 }
 
 // The options of configuration `name`; InvalidValue listing the valid names for another.
-inline Status options_of(std::string_view name, bool split, Options& out) {
+inline Status options_of(std::string_view name, Sums sums, Options& out) {
   out = Options{};
+  const auto listed = [&] {
+    for (const NamedConfig& c : configurations(sums))
+      if (c.name == name) return true;
+    return false;
+  };
   if (name == "auto") return Status::ok();
-  if (name == "blocks") {
+  if (listed() && name == "blocks") {
     out = {.cluster_auto = false, .cluster_m = 1, .auto_tail = false, .stream_k = false, .auto_spread = false};
     return Status::ok();
   }
-  if (!split && name == "clusters") {
+  if (listed() && name == "clusters") {
     out = {.cluster_auto = false, .cluster_m = 2, .auto_tail = false, .stream_k = false, .auto_spread = false};
     return Status::ok();
   }
-  if (!split && name == "stream_k") {
+  if (listed() && name == "stream_k") {
     out = {.cluster_auto = false, .cluster_m = 2, .auto_tail = false, .stream_k = true, .auto_spread = false};
     return Status::ok();
   }
-  if (!split && name == "spread_k") {
+  if (listed() && name == "spread_k") {
     out = {.cluster_auto = false, .cluster_m = 1, .auto_tail = false, .stream_k = false, .auto_spread = false,
            .spread = true};
     return Status::ok();
   }
   std::string valid;
-  for (const NamedConfig& c : configurations(split)) valid += (valid.empty() ? "" : ", ") + c.name;
+  for (const NamedConfig& c : configurations(sums)) valid += (valid.empty() ? "" : ", ") + c.name;
   return {StatusCode::InvalidValue, "no configuration '" + std::string(name) + "' (the configurations are " + valid + ")"};
 }
 
@@ -120,12 +134,13 @@ inline bool spread_pays(const RowMajorGemm& g, int sms, int k_steps) {
   return 8 * tiles <= sms && k_steps >= 32;
 }
 
-// `split`: 3xTF32 (promoted sums); `k_steps`: K steps of one unit of a one-pass run;
+// `sums`: how the rung forms its sums; `k_steps`: K steps of one unit of a one-pass run;
 // `skips_idle_warpgroups`: the kernel multiplies nothing in a warpgroup without rows of C
 // (kSkipsIdleWarpgroups); Out: C's storage type.
 template <class Out>
-Form form_of(const RowMajorGemm& g, const Options& o, bool split, int k_steps, bool register_a, bool c_transposed,
+Form form_of(const RowMajorGemm& g, const Options& o, Sums sums, int k_steps, bool register_a, bool c_transposed,
              bool skips_idle_warpgroups) {
+  const bool plain = sums == Sums::Plain;
   Form f;
   f.register_a = register_a;
   f.c_transposed = c_transposed;
@@ -134,7 +149,7 @@ Form form_of(const RowMajorGemm& g, const Options& o, bool split, int k_steps, b
   // The stream-K tail: one K pass, clusters of 2, a C the TMA epilogue writes. By default
   // where it pays, from the clusters one block per SM makes (as many as launch_config's
   // grid on an H100: 66).
-  const bool has_tail = !split && f.cluster_m == 2 && addressable;
+  const bool has_tail = plain && f.cluster_m == 2 && addressable;
   const bool tail_pays = o.auto_tail && has_tail &&
                          stream_k::tail_pays(static_cast<int>(ceil_div(g.m, kBM * 2) * ceil_div(g.n, kBN)),
                                              device_sm_count() / 2, k_steps);
@@ -143,7 +158,7 @@ Form form_of(const RowMajorGemm& g, const Options& o, bool split, int k_steps, b
   // default, as the stream-K tail, for a C the TMA epilogue writes (the stream-K kernels store
   // any other from registers).
   const bool spread =
-      !split && (o.spread || (o.auto_spread && addressable && spread_pays(g, device_sm_count(), k_steps)));
+      plain && (o.spread || (o.auto_spread && addressable && spread_pays(g, device_sm_count(), k_steps)));
   // A unit's K step costs half as much where only one warpgroup has rows of C.
   const double step_cost = skips_idle_warpgroups && g.m <= kEpilogueRows ? 0.5 : 1.0;
   const int pieces = stream_k::spread_pieces(k_steps, step_cost);
@@ -161,11 +176,13 @@ Form form_of(const RowMajorGemm& g, const Options& o, bool split, int k_steps, b
   // 3072^3, 5120^3 and 8192^3), for
   // 3xTF32 (single blocks 6-12 % slower; likely because its split operands carry twice the
   // bytes per MMA, which multicast halves) and where TMA cannot address C (the warp-stored
-  // epilogue: equal for bf16, tf32 1 % slower without). Measured on an H100.
-  if (o.cluster_auto && f.cluster_m == 2 && !f.stream_k && !split && addressable) f.cluster_m = 1;
+  // epilogue: equal for bf16, tf32 1 % slower without). FP8 (promoted sums) ran 3-12 % faster
+  // in single blocks at 4096^3 and 8192^3. Measured on an H100.
+  const bool keep_clusters = f.stream_k || sums == Sums::SplitPromoted || (plain && !addressable);
+  if (o.cluster_auto && f.cluster_m == 2 && !keep_clusters) f.cluster_m = 1;
   f.tma_epilogue = addressable;
   // The warp-stored epilogue: C's rows (not C^T's), in the kernels that have it (kWarpStore).
-  f.warp_epilogue = !addressable && !register_a && !split && !f.stream_k && !c_transposed;
+  f.warp_epilogue = !addressable && !register_a && plain && !f.stream_k && !c_transposed;
   return f;
 }
 
@@ -192,18 +209,16 @@ struct Instance {
   using WholeRounds = Instance<TransA, TransB, ClusterM, Promote, false>;  // what runs where no tail is left
 };
 
-// Whether a rung's sums are promoted (consumer.cuh): 3xTF32 (Split) and FP8. Such a kernel
-// has no stream-K form (its fix-up and `sums` together spilled), so forms.hpp's `split`
-// arguments below take this.
+// How the sums of rung E (Split: 3xTF32) are formed.
 template <class E, bool Split>
-constexpr bool kPromotedSums = Split || E::kPromoted;
+constexpr Sums kSums = Split ? Sums::SplitPromoted : E::kPromoted ? Sums::Promoted : Sums::Plain;
 
 // Calls f(Instance<...>{}) for the form and the layouts the kernel reads (`trans_a`: A stored
 // k x m; `trans_b`: B stored n x k). 16-bit types: any layout; tf32: B K-major, A K-major or
 // (one pass) into registers; Split (3xTF32) and FP8: both K-major, sums promoted.
 template <class E, bool Split, class F>
 Status with_instantiation(const Form& form, bool trans_a, bool trans_b, F&& f) {
-  constexpr bool kPromote = kPromotedSums<E, Split>;
+  constexpr bool kPromote = kSums<E, Split> != Sums::Plain;
   const auto by_cluster = [&](auto ta, auto tb) -> Status {
     constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
     if constexpr (!kPromote)

@@ -34,10 +34,10 @@ Variant make_variant(const Precision& precision, const char* rung, const char* k
   v.config = hopper::config_of(hopper::kBK<Element>);
   v.can_implement = [precision, rung](const GemmProblem& p) { return require_precision(p, precision, rung); };
   hopper::bind<Element, /*Split=*/false>(v, config, options, kernel);
-  v.configure = hopper::configurer</*Split=*/false>([precision, rung, kernel](std::string_view name,
-                                                                             const hopper::Options& o) {
-    return make_variant<Element>(precision, rung, kernel, name, o);
-  });
+  v.configure = hopper::configurer<hopper::Sums::Plain>(
+      [precision, rung, kernel](std::string_view name, const hopper::Options& o) {
+        return make_variant<Element>(precision, rung, kernel, name, o);
+      });
   return v;
 }
 

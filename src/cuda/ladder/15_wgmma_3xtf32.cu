@@ -52,7 +52,7 @@ Variant make_variant(std::string_view config, const hopper::Options& options) {
   v.config = hopper::config_of(hopper::kBK<Element>);
   v.can_implement = can_implement;
   hopper::bind<Element, kSplit>(v, config, options, "wgmma_ws_kernel<3xtf32>");
-  v.configure = hopper::configurer<kSplit>(make_variant);
+  v.configure = hopper::configurer<hopper::kSums<Element, kSplit>>(make_variant);
   return v;
 }
 

@@ -39,7 +39,7 @@ Variant make_variant(const Precision& precision, const std::string& rung, const 
   v.config = hopper::config_of(hopper::kBK<Element>);
   v.can_implement = [precision, rung](const GemmProblem& p) { return require_precision(p, precision, rung.c_str()); };
   hopper::bind<Element, kSplit>(v, config, options, kernel);
-  v.configure = hopper::configurer<hopper::kPromotedSums<Element, kSplit>>(
+  v.configure = hopper::configurer<hopper::kSums<Element, kSplit>>(
       [precision, rung, kernel](std::string_view name, const hopper::Options& o) {
         return make_variant<Element>(precision, rung, kernel, name, o);
       });
