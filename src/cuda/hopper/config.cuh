@@ -64,11 +64,7 @@ template <arch::Fp8 Format, class Out = float>
 struct Fp8Operand {
   static constexpr int kBytes = 1, kMmaK = 32;
   static constexpr TmaElement kTma = TmaElement::Byte;
-#ifdef GEMMLAB_EXPERIMENT_FP8_UNPROMOTED
-  static constexpr bool kMnMajor = false, kRegisterA = false, kPromoted = false;
-#else
   static constexpr bool kMnMajor = false, kRegisterA = false, kPromoted = true;
-#endif
   using Output = Out;
   template <int MnMajorA, int MnMajorB>
   __device__ static void mma(float (&d)[128], std::uint64_t a, std::uint64_t b, int scale_d) {

@@ -40,7 +40,8 @@ __device__ __forceinline__ void load_a_fragments(const unsigned char* a_stage, i
 // the threads then add into separate registers, `sums`, with round-to-nearest (3xTF32
 // measured: 2.8e-7). Registers allow a partial of half the tile's columns, so the stages run
 // as two m64n128 halves, each waited for before its adds; the other consumer warpgroup's
-// MMAs fill the tensor cores meanwhile, not fully.
+// MMAs fill the tensor cores meanwhile, not fully. (FP8 in m64n64 quarters, two partials in
+// flight so that one quarter's adds overlap the next one's MMAs, ran 6-7 % slower.)
 // `sums` takes over from the wgmma accumulators after the unpromoted passes (3xTF32's small
 // ones; none for FP8): adds into registers a wgmma accumulates into make ptxas serialise
 // every wgmma of the kernel (C7515). Measured for 3xTF32 at 8192^3 on an H100 (TFLOP/s):
@@ -51,11 +52,8 @@ __device__ __forceinline__ void load_a_fragments(const unsigned char* a_stage, i
 // Stages per promoted partial sum: 3xTF32 two (64 of K; three, fewer waits, measured 12 %
 // slower than two on an H200: the producer is left one free stage of four); FP8 one, 128 of
 // K, the interval the FP8 tolerance assumes (core/verify.cpp).
-#ifndef GEMMLAB_EXPERIMENT_FP8_PROMOTE_STAGES
-#define GEMMLAB_EXPERIMENT_FP8_PROMOTE_STAGES 1
-#endif
 template <class E>
-constexpr int kPromoteStages = E::kPromoted ? GEMMLAB_EXPERIMENT_FP8_PROMOTE_STAGES : 2;
+constexpr int kPromoteStages = E::kPromoted ? 1 : 2;
 template <class E>
 constexpr int kPromoteK = kPromoteStages<E> * kBK<E>;
 static_assert(kPromoteStages<Tf32Operand> < kStages, "the producer needs a free stage");

@@ -80,6 +80,16 @@ Status run(const GemmProblem& p, const Options& o, RunContext& context) {
   });
 }
 
+// ", sums promoted to f32 every 128 of K by m64n128 halves": what explain adds for a kernel
+// whose sums are promoted (consumer.cuh).
+template <class E, bool Split>
+std::string describe_promotion() {
+  if constexpr (kSums<E, Split> == Sums::Plain) return "";
+  else if constexpr (Split) return ", big·big sums promoted by m64n128 halves";
+  else
+    return ", sums promoted to f32 every " + std::to_string(kPromoteK<E>) + " of K by m64n128 halves";
+}
+
 template <class E, bool Split>
 Status kernel_info(const GemmProblem& p, const Options& o, KernelInfo& out, const char* name) {
   const Setup s = setup<E, Split>(p, o);
@@ -96,10 +106,7 @@ Status kernel_info(const GemmProblem& p, const Options& o, KernelInfo& out, cons
         GEMMLAB_TRY((launch_config<E, I>(s.g, k_tiles, s.form.spread_pieces, attributes, config, schedule, nullptr)));
         const bool tail = I::kStreamK && schedule.has_tail();
         const auto kernel = tail ? I::template kernel<E> : I::WholeRounds::template kernel<E>;
-        const std::string promote =
-            !I::kPromote ? ""
-            : Split      ? ", big·big sums promoted by m64n128 halves"
-                         : ", sums promoted to f32 every " + std::to_string(kPromoteK<E>) + " of K by m64n128 halves";
+        const std::string promote = I::kPromote ? describe_promotion<E, Split>() : "";
         return describe_kernel(out, kernel,
                                kernel_name(name, I::kTransA, I::kTransB) +
                                    describe_form(s.form, tail ? schedule : stream_k::Schedule{}, config.gridDim.x) +
