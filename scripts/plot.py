@@ -170,7 +170,8 @@ FLOPS_PER_SM_CLOCK = {
 def peak_gflops(doc, record):
     dev = doc["device"]
     dtype = "tf32" if "3xtf32" in record["variant"] else record["dtype"]
-    recorded = dev.get(f'peak_{"fp32" if dtype == "f32" else dtype}_gflops')
+    name = {"f32": "fp32", "e4m3": "fp8", "e5m2": "fp8"}.get(dtype, dtype)  # the device's field for the type
+    recorded = dev.get(f"peak_{name}_gflops")
     if recorded:
         peak = float(recorded)
     else:
