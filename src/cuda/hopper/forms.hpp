@@ -53,8 +53,8 @@ struct Options {
 
 // How a rung's sums are formed: in the wgmma accumulators (Plain), or promoted into f32
 // registers (consumer.cuh) every stage (FP8: Promoted) or in 3xTF32's last pass over split
-// operands (SplitPromoted). Promoted kernels have no stream-K form (the fix-up and `sums`
-// together spilled) and no warp-stored epilogue.
+// operands (SplitPromoted). Promoted kernels have no warp-stored epilogue; 3xTF32 has no
+// stream-K form either (the fix-up beside its sums spilled), and FP8 only the spread one.
 enum class Sums : std::uint8_t { Plain, Promoted, SplitPromoted };
 
 // The configurations of a wgmma_ws rung, the default first.
@@ -63,8 +63,10 @@ inline std::vector<NamedConfig> configurations(Sums sums) {
     return {{"auto", "clusters of 2 along M sharing B by multicast (single blocks ran 6-12 % slower)"},
             {"blocks", "single blocks"}};
   if (sums == Sums::Promoted)
-    return {{"auto", "single blocks (clusters of 2 ran 3-12 % slower at 4096^3 and 8192^3)"},
-            {"clusters", "clusters of 2 along M sharing B by multicast"}};
+    return {{"auto", "per problem: K spread over more SMs for a few tiles, else single blocks (clusters of 2 ran "
+                     "3-12 % slower at 4096^3 and 8192^3)"},
+            {"clusters", "clusters of 2 along M sharing B by multicast"},
+            {"spread_k", "single blocks, every tile's K steps cut into pieces on as many SMs"}};
   return {{"auto", "per problem: K spread over more SMs for a few tiles, clusters of 2 "
                    "with the stream-K tail where it pays, for a C TMA cannot address, else single blocks in whole "
                    "rounds"},
@@ -141,6 +143,7 @@ template <class Out>
 Form form_of(const RowMajorGemm& g, const Options& o, Sums sums, int k_steps, bool register_a, bool c_transposed,
              bool skips_idle_warpgroups) {
   const bool plain = sums == Sums::Plain;
+  const bool can_spread = sums != Sums::SplitPromoted;
   Form f;
   f.register_a = register_a;
   f.c_transposed = c_transposed;
@@ -158,7 +161,7 @@ Form form_of(const RowMajorGemm& g, const Options& o, Sums sums, int k_steps, bo
   // default, as the stream-K tail, for a C the TMA epilogue writes (the stream-K kernels store
   // any other from registers).
   const bool spread =
-      plain && (o.spread || (o.auto_spread && addressable && spread_pays(g, device_sm_count(), k_steps)));
+      can_spread && (o.spread || (o.auto_spread && addressable && spread_pays(g, device_sm_count(), k_steps)));
   // A unit's K step costs half as much where only one warpgroup has rows of C.
   const double step_cost = skips_idle_warpgroups && g.m <= kEpilogueRows ? 0.5 : 1.0;
   const int pieces = stream_k::spread_pieces(k_steps, step_cost);
@@ -221,8 +224,8 @@ Status with_instantiation(const Form& form, bool trans_a, bool trans_b, F&& f) {
   constexpr bool kPromote = kSums<E, Split> != Sums::Plain;
   const auto by_cluster = [&](auto ta, auto tb) -> Status {
     constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
-    if constexpr (!kPromote)
-      if (form.spread_pieces > 1) return f(Instance<kTa, kTb, 1, false, true>{});
+    if constexpr (kSums<E, Split> != Sums::SplitPromoted)
+      if (form.spread_pieces > 1) return f(Instance<kTa, kTb, 1, kPromote, true>{});
     if (form.cluster_m == 1) return f(Instance<kTa, kTb, 1, kPromote, false>{});
     if constexpr (!kPromote)
       if (form.stream_k) return f(Instance<kTa, kTb, 2, false, true>{});
