@@ -10,7 +10,7 @@
 //             stream_k::tail_pays;
 //   blocks    single blocks, whole rounds;
 //   clusters  clusters of 2 along M sharing B by multicast, whole rounds;
-//   stream_k  clusters of 2, the stream-K tail wherever units are left over (not 3xTF32);
+//   stream_k  clusters of 2, the stream-K tail wherever units are left over (not 3xTF32, FP8);
 //   spread_k  single blocks, every unit cut by K into pieces on as many SMs (stream-K
 //             without whole rounds; not 3xTF32); by default for a problem of a few
 //             tiles (spread_pays), in as many pieces as stream_k::spread_pieces says pay.
