@@ -69,37 +69,21 @@ void check_problem(const Variant& v, const testing::ProblemSpec& spec, Check che
   testing::HostProblem hp = testing::make_host_problem(spec);
   testing::Encoded ab;
   testing::store_as(hp, v.input, ab);
-  for (float& x : hp.c.storage) x = round_to_storage(x, v.output);
-  hp.c_before = hp.c.storage;
-  std::vector<std::byte> c_before = encode(hp.c.storage, v.output);
-  GemmProblem& host = hp.problem;
-  host.c.dtype = v.output;
-  host.c.data = c_before.data();
-  host.compute = v.compute;
+  std::vector<std::byte> c_before;
+  testing::store_c_as(hp, v, c_before);
+  const GemmProblem& host = hp.problem;
   ReferenceResult ref;
   ASSERT_TRUE(reference_gemm(host, ref).is_ok());
 
-  cuda::DeviceMemory da, db, dc;
-  ASSERT_TRUE(testing::upload(ab.a, da));
-  ASSERT_TRUE(testing::upload(ab.b, db));
-  ASSERT_TRUE(testing::upload(c_before, dc));
-  GemmProblem dev = host;
-  dev.a.data = da.data();
-  dev.b.data = db.data();
-  dev.c.data = dc.data();
-  const Status ran = gemm(testing::cuda_context(), dev, v);
+  std::vector<float> result;
+  const Status ran = testing::run_on_device(v, host, ab.a, ab.b, c_before, result);
   if (may_refuse_smem && ran.code() == StatusCode::NotSupported &&
       ran.message().find("of shared memory per block; this GPU allows") != std::string::npos) {
     std::printf("note: %s\n", ran.message().c_str());
     return;
   }
   ASSERT_TRUE(ran.is_ok()) << ran.describe();
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  std::vector<std::byte> c_after(c_before.size());
-  ASSERT_EQ(cudaMemcpy(c_after.data(), dc.data(), c_after.size(), cudaMemcpyDeviceToHost), cudaSuccess);
   // Every bf16 and f16 value (NaN included) is a float: C's padding compares bit for bit.
-  std::vector<float> result(hp.c.storage.size());
-  decode(c_after, v.output, result);
   const Verification verification = verify(host, result, hp.c_before, ref, spec.nan_c, v.tolerance);
   EXPECT_TRUE(verification.passed) << verification.summary();
   if (check == Check::Exact) {

@@ -59,8 +59,9 @@ constexpr Scalars kScalars[] = {{1.0, 0.0, 0, 1.0, 1.0}, {-1.5, 0.75, 3, 0.37, 2
 
 // Runs `v` through the library on the problem `spec` describes, A and B stored in v.input,
 // their scales multiplied by those of `s`, C in v.output, and checks C: within the bound, and
-// with `exact` (integer inputs stored as they are), every element the reference rounded once. Returns false where the variant
-// refused the problem as it documents (the anchor: K-major operands, pitches of 16 bytes).
+// with `exact` (integer inputs stored as they are), every element the reference rounded
+// once. Returns false where the variant refused the problem as it documents (the anchor:
+// K-major operands, pitches of 16 bytes).
 bool check_problem(const Variant& v, const testing::ProblemSpec& spec, const Scalars& s, bool exact = false) {
   SCOPED_TRACE(v.name + " (" + v.config_name + ") " + spec.describe() +
                fmt::format(" scales x{} x{}", s.scale_a, s.scale_b));
@@ -68,13 +69,9 @@ bool check_problem(const Variant& v, const testing::ProblemSpec& spec, const Sca
   testing::Encoded ab;
   // Quantised per tensor as the harness does; integer inputs as they are (exact).
   testing::store_as(hp, v.input, ab, exact ? testing::Fp8Storage::AsTheyAre : testing::Fp8Storage::Quantised);
-  for (float& x : hp.c.storage) x = round_to_storage(x, v.output);
-  hp.c_before = hp.c.storage;
-  std::vector<std::byte> c_before = encode(hp.c.storage, v.output);
+  std::vector<std::byte> c_before;
+  testing::store_c_as(hp, v, c_before);
   GemmProblem& host = hp.problem;
-  host.c.dtype = v.output;
-  host.c.data = c_before.data();
-  host.compute = v.compute;
   host.scale_a *= s.scale_a;
   host.scale_b *= s.scale_b;
   if (v.anchor) {
@@ -88,22 +85,10 @@ bool check_problem(const Variant& v, const testing::ProblemSpec& spec, const Sca
   ReferenceResult ref;
   EXPECT_TRUE(reference_gemm(host, ref).is_ok());
 
-  cuda::DeviceMemory da, db, dc;
-  EXPECT_TRUE(testing::upload(ab.a, da));
-  EXPECT_TRUE(testing::upload(ab.b, db));
-  EXPECT_TRUE(testing::upload(c_before, dc));
-  GemmProblem dev = host;
-  dev.a.data = da.data();
-  dev.b.data = db.data();
-  dev.c.data = dc.data();
-  const Status ran = gemm(testing::cuda_context(), dev, v);
+  std::vector<float> result;
+  const Status ran = testing::run_on_device(v, host, ab.a, ab.b, c_before, result);
   EXPECT_TRUE(ran.is_ok()) << ran.describe();
   if (!ran.is_ok()) return true;
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  std::vector<std::byte> c_after(c_before.size());
-  EXPECT_EQ(cudaMemcpy(c_after.data(), dc.data(), c_after.size(), cudaMemcpyDeviceToHost), cudaSuccess);
-  std::vector<float> result(hp.c.storage.size());
-  decode(c_after, v.output, result);
   const Verification verification = verify(host, result, hp.c_before, ref, spec.nan_c, v.tolerance);
   EXPECT_TRUE(verification.passed) << verification.summary();
   if (exact) {
