@@ -52,11 +52,14 @@ __version__: str = _core.build_info()["version"]
 
 # DLPack's numbers (dmlc/dlpack, dlpack.h): device types and (type code, bits, lanes).
 _DL_CPU, _DL_CUDA, _DL_CUDA_MANAGED = 1, 2, 13
-_DL_DTYPES = {(2, 32, 1): "f32", (2, 16, 1): "f16", (4, 16, 1): "bf16"}
+_DL_DTYPES = {(2, 32, 1): "f32", (2, 16, 1): "f16", (4, 16, 1): "bf16", (10, 8, 1): "e4m3", (12, 8, 1): "e5m2"}
 # __cuda_array_interface__ and __array_interface__ type strings (little-endian).
 _TYPESTR_DTYPES = {"<f4": "f32", "<f2": "f16"}
-_ITEMSIZE = {"f32": 4, "f16": 2, "bf16": 2}
-_WORDS = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
+_ITEMSIZE = {"f32": 4, "f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1}
+_WORDS = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
+_FP8 = ("e4m3", "e5m2")
+# ml_dtypes' NumPy types by name (NumPy has none of these itself).
+_ML_DTYPES = {("bfloat16", 2): "bf16", ("float8_e4m3fn", 1): "e4m3", ("float8_e5m2", 1): "e5m2"}
 
 # gemmlab verify's default shapes (src/cli/cmd_bench.cpp): 1x1x1, primes, k = 1, tile sizes
 # +- 1, tall and skinny.
@@ -115,18 +118,24 @@ def _place(x: Any, name: str) -> tuple[str, int]:
 
 
 def _dtype_of_numpy(x: Any) -> str | None:
-    if x.dtype.name == "bfloat16" and x.dtype.itemsize == 2:  # ml_dtypes' bfloat16
-        return "bf16"
-    return _TYPESTR_DTYPES.get(x.dtype.str)
+    return _ML_DTYPES.get((x.dtype.name, x.dtype.itemsize)) or _TYPESTR_DTYPES.get(x.dtype.str)
 
 
 _torch_dtypes: dict[Any, str] = {}
 
 
+def _learn_torch_dtypes(torch: Any) -> None:
+    """torch's dtypes gemmlab takes (the float8 ones where this torch has them)."""
+    _torch_dtypes.update({torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"})
+    for attribute, name in (("float8_e4m3fn", "e4m3"), ("float8_e5m2", "e5m2")):
+        if hasattr(torch, attribute):
+            _torch_dtypes[getattr(torch, attribute)] = name
+
+
 def _dtype_of_torch(x: Any) -> str | None:
     if not _torch_dtypes:
         import torch
-        _torch_dtypes.update({torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"})
+        _learn_torch_dtypes(torch)
     return _torch_dtypes.get(x.dtype)
 
 
@@ -273,10 +282,7 @@ _buffer_address = _core.buffer_address
 def _numpy_dtype(dtype: Any) -> str | None:
     name = _numpy_dtypes.get(dtype, 0)
     if name == 0:
-        if dtype.name == "bfloat16" and dtype.itemsize == 2:  # ml_dtypes' bfloat16
-            name = "bf16"
-        else:
-            name = _TYPESTR_DTYPES.get(dtype.str)
+        name = _ML_DTYPES.get((dtype.name, dtype.itemsize)) or _TYPESTR_DTYPES.get(dtype.str)
         _numpy_dtypes[dtype] = name
     return name  # type: ignore[return-value]
 
@@ -353,7 +359,7 @@ def _learn_types() -> None:
         _torch = torch
         _torch_raw_stream = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
         if not _torch_dtypes:
-            _torch_dtypes.update({torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"})
+            _learn_torch_dtypes(torch)
         _fast_allocators[torch.Tensor] = _allocate_torch
         _fast_readers[torch.Tensor] = _read_torch
 
@@ -412,8 +418,8 @@ def _check_rung(variant: str, want: str, out: str, backend: str, where: str) -> 
                                  f"float32 out")
             hint = ""
             if backend == "cpu":
-                hint = ("; float16, bfloat16 and tf32 run on a GPU (PyTorch or CuPy arrays), and NumPy has no "
-                        "bfloat16")
+                hint = ("; float16, bfloat16, float8 and tf32 run on a GPU (PyTorch or CuPy arrays), and NumPy "
+                        "has no bfloat16")
             elif not names:
                 hint = "; this build has no CUDA backend"
             raise ValueError(f"the {backend} backend has no {want} rung (it computes {', '.join(has) or 'nothing'})"
@@ -454,27 +460,32 @@ def _allocate(like: _Operand, m: int, n: int) -> Any:
 
 # ---- the API ---------------------------------------------------------------------------------
 
-def matmul(a: Any, b: Any, *, out: Any = None, alpha: float = 1.0, beta: float = 0.0, variant: str = "auto",
-           config: str | None = None, tf32: bool = False) -> Any:
+def matmul(a: Any, b: Any, *, out: Any = None, alpha: float = 1.0, beta: float = 0.0, scale_a: float = 1.0,
+           scale_b: float = 1.0, variant: str = "auto", config: str | None = None, tf32: bool = False) -> Any:
     """C <- alpha * a @ b + beta * C, computed by gemmlab; returns C.
 
-    a: (m, k) and b: (k, n) arrays of the same dtype (float32, float16 or bfloat16) on the same
-    device: NumPy arrays on the CPU backend, GPU arrays (PyTorch, CuPy, anything with __dlpack__
-    or __cuda_array_interface__) on the CUDA backend, read in place on the array's device and
-    its framework's current stream. Rows or columns must be contiguous: a C-contiguous array,
+    a: (m, k) and b: (k, n) arrays of the same dtype (float32, float16, bfloat16, or on a GPU
+    float8_e4m3fn or float8_e5m2) on the same device: NumPy arrays on the CPU backend, GPU
+    arrays (PyTorch, CuPy, anything with __dlpack__ or __cuda_array_interface__) on the CUDA
+    backend, read in place on the array's device and its framework's current stream. Rows or columns must be contiguous: a C-contiguous array,
     its .T (read as a transposed operand) and slices of either (a leading dimension larger than
     the row) are taken as they are; other strides raise ValueError.
 
     out: C, an (m, n) array on the same device, written in place (row- or column-contiguous);
     beta != 0 reads it. Its dtype is float32 or, beside float16 or bfloat16 inputs, that same
-    type (C stored in 16 bits, as frameworks keep it: the float32 sums rounded once, to
-    nearest); another mix raises ValueError. Without out, C is a float32 array allocated with
-    a's framework (numpy.empty, torch.empty, cupy.empty) and beta must be 0.
+    type, or either beside float8 inputs (C stored in 16 bits, as frameworks keep it: the
+    float32 sums rounded once, to nearest); another mix raises ValueError. Without out, C is a
+    float32 array allocated with a's framework (numpy.empty, torch.empty, cupy.empty) and beta
+    must be 0.
+
+    scale_a, scale_b: float8 inputs' per-tensor dequantisation scales (as cuBLASLt's): the
+    product is alpha * (scale_a * a) @ (scale_b * b), summed in float32 (promoted every 128 of
+    k, as the tensor cores keep about 14 bits of an FP8 sum). Other dtypes take scales of 1 only.
 
     variant: a rung of the backend (gemmlab.variants() lists them) or "auto", the rung measured
     fastest for this dtype, C's type and shape; config: one of its named configurations. tf32=True runs
-    float32 inputs on the tensor cores in TF32 (GPU only). float16 and bfloat16 inputs always
-    run on the tensor cores with float32 sums.
+    float32 inputs on the tensor cores in TF32 (GPU only). float16, bfloat16 and float8 inputs
+    always run on the tensor cores with float32 sums.
 
     Raises TypeError for an argument that is not an array or has a dtype gemmlab does not take,
     ValueError for a bad shape, layout, device mix or rung name, and GemmlabError (a
@@ -491,14 +502,14 @@ def matmul(a: Any, b: Any, *, out: Any = None, alpha: float = 1.0, beta: float =
         A = reader(a)
         B = reader(b) if A is not None else None
         if B is not None and A[0] == B[0] and A[1] == B[1] and A[2] == B[2] and A[5] == B[4] \
-                and (not tf32 or A[2] == "f32"):
+                and (not tf32 or A[2] == "f32") and (A[2] in _FP8 or scale_a == 1.0 == scale_b):
             backend, device, dtype, a_data, m, k, a_s0, a_s1, _ = A
             _, _, _, b_data, _, n, b_s0, b_s1, _ = B
             C = None
             if out is not None:
                 C = reader(out)
                 if C is None or C[0] != backend or C[1] != device:
-                    return _matmul_general(a, b, out, alpha, beta, variant, config, tf32)
+                    return _matmul_general(a, b, out, alpha, beta, scale_a, scale_b, variant, config, tf32)
             want = "tf32" if tf32 else dtype
             alpha, beta = float(alpha), float(beta)
             result = out
@@ -523,7 +534,7 @@ def matmul(a: Any, b: Any, *, out: Any = None, alpha: float = 1.0, beta: float =
                                                               (m - 1) * lda + k) * size) \
                             or (b_data < c_last and c_data < b_data + ((n - 1) * ldb + k if trans_b else
                                                                        (k - 1) * ldb + n) * size):
-                        return _matmul_general(a, b, out, alpha, beta, variant, config, tf32)
+                        return _matmul_general(a, b, out, alpha, beta, scale_a, scale_b, variant, config, tf32)
                     context = _contexts.by_place.get((backend, device))
                     if context is None:
                         context = _context(backend, device)
@@ -532,21 +543,21 @@ def matmul(a: Any, b: Any, *, out: Any = None, alpha: float = 1.0, beta: float =
                         _core.gemm(context, stream, m, n, k,
                                    (a_data, k if trans_a else m, m if trans_a else k, lda, trans_a),
                                    (b_data, n if trans_b else k, k if trans_b else n, ldb, trans_b),
-                                   (c_data, m, n, ldc, False), dtype, out_dtype, want, alpha, beta, variant,
-                                   config or "")
+                                   (c_data, m, n, ldc, False), dtype, out_dtype, want, alpha, beta,
+                                   float(scale_a), float(scale_b), variant, config or "")
                     else:
                         # Column-major C: compute its row-major transpose, C^T = op(B)^T op(A)^T (n x m).
                         _core.gemm(context, stream, n, m, k,
                                    (b_data, n if trans_b else k, k if trans_b else n, ldb, not trans_b),
                                    (a_data, k if trans_a else m, m if trans_a else k, lda, not trans_a),
-                                   (c_data, n, m, ldc, False), dtype, out_dtype, want, alpha, beta, variant,
-                                   config or "")
+                                   (c_data, n, m, ldc, False), dtype, out_dtype, want, alpha, beta,
+                                   float(scale_b), float(scale_a), variant, config or "")
                     return result
-    return _matmul_general(a, b, out, alpha, beta, variant, config, tf32)
+    return _matmul_general(a, b, out, alpha, beta, scale_a, scale_b, variant, config, tf32)
 
 
-def _matmul_general(a: Any, b: Any, out: Any, alpha: float, beta: float, variant: str, config: str | None,
-                    tf32: bool) -> Any:
+def _matmul_general(a: Any, b: Any, out: Any, alpha: float, beta: float, scale_a: float, scale_b: float,
+                    variant: str, config: str | None, tf32: bool) -> Any:
     """matmul for any arguments: every check, in order, with its message."""
     where_a, where_b = _place(a, "a"), _place(b, "b")
     if where_a != where_b:
@@ -561,8 +572,8 @@ def _matmul_general(a: Any, b: Any, out: Any, alpha: float, beta: float, variant
     for op in (A, B):
         if op.dtype is None:
             raise TypeError(f"{op.name} has dtype {op.dtype_text}: gemmlab takes float32, float16 or bfloat16 "
-                            f"inputs (NumPy has no bfloat16: use torch.bfloat16 on a GPU; float8 inputs run in "
-                            f"gemmlab.bench(dtype='e4m3' or 'e5m2'), not in matmul)")
+                            f"inputs, and on a GPU float8_e4m3fn or float8_e5m2 (NumPy has no bfloat16: use "
+                            f"torch.bfloat16 on a GPU)")
     if A.dtype != B.dtype:
         raise TypeError(f"a is {_WORDS[A.dtype]} and b is {_WORDS[B.dtype]}: gemmlab takes two inputs of one dtype")
     (m, k), (k_b, n) = A.shape, B.shape
@@ -571,6 +582,10 @@ def _matmul_general(a: Any, b: Any, out: Any, alpha: float, beta: float, variant
     if tf32 and A.dtype != "f32":
         raise ValueError(f"tf32=True runs float32 inputs in TF32; a and b are {_WORDS[A.dtype]}")
     want = "tf32" if tf32 else A.dtype
+    scale_a, scale_b = float(scale_a), float(scale_b)
+    if A.dtype not in _FP8 and (scale_a != 1.0 or scale_b != 1.0):
+        raise ValueError(f"scale_a={scale_a} and scale_b={scale_b}: scales dequantise float8 inputs; a and b are "
+                         f"{_WORDS[A.dtype]} (scale alpha instead)")
 
     alpha, beta = float(alpha), float(beta)
     if out is None:
@@ -585,7 +600,7 @@ def _matmul_general(a: Any, b: Any, out: Any, alpha: float, beta: float, variant
     if not _output_allowed(want, C.dtype):
         raise ValueError(f"out is {_WORDS[C.dtype]} but a and b are {_WORDS[A.dtype]}"
                          f"{' run in tf32' if tf32 else ''}: C is float32, or the inputs' own type where they are "
-                         f"float16 or bfloat16")
+                         f"float16 or bfloat16, or either of those beside float8 inputs")
     _check_rung(variant, want, C.dtype, backend, A.where())
     if C.shape != (m, n):
         raise ValueError(f"out has shape {C.shape}; a @ b is ({m}, {n})")
@@ -607,14 +622,14 @@ def _matmul_general(a: Any, b: Any, out: Any, alpha: float, beta: float, variant
     if not trans_c:
         c_desc = (C.data, m, n, ldc, False)
         _core.gemm(_context(backend, device), stream, m, n, k, a_desc, b_desc, c_desc, A.dtype, C.dtype, want, alpha,
-                   beta, variant, config or "")
+                   beta, scale_a, scale_b, variant, config or "")
     else:
         # Column-major C: compute its row-major transpose, C^T = op(B)^T op(A)^T (n x m).
         bt = (B.data, b_desc[1], b_desc[2], ldb, not trans_b)
         at = (A.data, a_desc[1], a_desc[2], lda, not trans_a)
         c_desc = (C.data, n, m, ldc, False)
         _core.gemm(_context(backend, device), stream, n, m, k, bt, at, c_desc, A.dtype, C.dtype, want, alpha, beta,
-                   variant, config or "")
+                   scale_b, scale_a, variant, config or "")
     return out
 
 

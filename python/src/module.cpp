@@ -133,7 +133,8 @@ std::tuple<std::string, std::string> run_gemm(Context& context, std::uintptr_t s
                                               std::int64_t n, std::int64_t k, const Operand& a, const Operand& b,
                                               const Operand& c, std::string_view dtype, std::string_view out_dtype,
                                               std::string_view compute, double alpha, double beta,
-                                              std::string_view variant, std::string_view config) {
+                                              double scale_a, double scale_b, std::string_view variant,
+                                              std::string_view config) {
   // The strings arrive as views of the Python str objects (no copy per call); the options
   // below copy the rung's name once, where the library needs it.
   GemmProblem problem;
@@ -144,13 +145,15 @@ std::tuple<std::string, std::string> run_gemm(Context& context, std::uintptr_t s
   problem.op_b = std::get<4>(b) ? Op::T : Op::N;
   problem.alpha = alpha;
   problem.beta = beta;
+  problem.scale_a = scale_a;  // (validate refuses a scale other than 1 beside inputs that are not FP8)
+  problem.scale_b = scale_b;
   problem.a = matrix_of(a, dtype_named(dtype, "dtype"));
   problem.b = matrix_of(b, problem.a.dtype);
   problem.c = matrix_of(c, dtype_named(out_dtype, "out_dtype"));
   // `compute` names the call's type as bench's --dtype does (f32, tf32, bf16, f16, e4m3,
   // e5m2): its arithmetic is that name's (bf16, f16 and FP8 inputs are multiplied exactly and
-  // summed in f32; FP8 here with scales of 1); C is float32 or, for bf16 and f16, that type
-  // itself, or bf16 or f16 beside FP8 inputs (as bench's --out-dtype).
+  // summed in f32, FP8 with its per-tensor scales); C is float32 or, for bf16 and f16, that
+  // type itself, or bf16 or f16 beside FP8 inputs (as bench's --out-dtype).
   const DType name = dtype_named(compute, "compute");
   if (!precision_for(name)) {
     throw nb::value_error(("compute '" + std::string(compute) + "' must be " + dtype_names_text()).c_str());
@@ -216,7 +219,9 @@ nb::list variant_records(std::optional<std::string> backend) {
                                                {"accumulate_u", nb::cast(t.accumulate_u)},
                                                {"output_u", nb::cast(t.output_u)},
                                                {"output_min_normal", nb::cast(t.output_min_normal)},
-                                               {"terms_per_k", nb::cast(t.terms_per_k)}})},
+                                               {"terms_per_k", nb::cast(t.terms_per_k)},
+                                               {"promote_every", nb::cast(t.promote_every)},
+                                               {"partial_u", nb::cast(t.partial_u)}})},
                          {"runs_here", nb::cast(reason.empty())},
                          {"reason", nb::cast(reason)}}));
     }
@@ -394,9 +399,10 @@ NB_MODULE(_core, m) {
       .def_prop_ro("device", &Context::device);
 
   m.def("gemm", &run_gemm, "context"_a, "stream"_a, "m"_a, "n"_a, "k"_a, "a"_a, "b"_a, "c"_a, "dtype"_a,
-        "out_dtype"_a, "compute"_a, "alpha"_a, "beta"_a, "variant"_a, "config"_a,
-        "C <- alpha op(A) op(B) + beta C on row-major operands (data, rows, cols, ld, transposed), A and B of "
-        "dtype, C of out_dtype; returns (rung, configuration)");
+        "out_dtype"_a, "compute"_a, "alpha"_a, "beta"_a, "scale_a"_a, "scale_b"_a, "variant"_a, "config"_a,
+        "C <- alpha (scale_a op(A)) (scale_b op(B)) + beta C on row-major operands (data, rows, cols, ld, "
+        "transposed), A and B of dtype, C of out_dtype; the scales are FP8 inputs' (1 otherwise); returns "
+        "(rung, configuration)");
   m.def("variants", &variant_records, "backend"_a = nb::none());
   m.def("cuda_built", &cuda_built);
   m.def("cuda_device_present", &cuda_device_present);

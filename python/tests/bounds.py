@@ -6,7 +6,9 @@ against a float64 reference computed with NumPy.
     |C - C_ref| <= E + u_out * max(|C_ref| + E, min_normal_out)
 
 g2 = gamma(2, u_in) for operands the hardware reduces first (tf32), gk = gamma(k + 2, u_acc)
-for the k products, their sums and the alpha/beta scaling, u_out for storing C in its type
+for the k products, their sums and the alpha/beta scaling (FP8: partial sums of P = 128 terms
+at u_partial each, promoted into float32: gk = (1 + gamma(P, u_partial))(1 + gamma(ceil(k / P)
++ 2, u_acc)) - 1), u_out for storing C in its type
 (float32, or bfloat16 / float16 beside inputs of that type: rounded once more, half an ulp
 of the value stored, and below float16's smallest normal half its subnormals' spacing).
 """
@@ -31,13 +33,16 @@ class Precision:
     terms_per_k: float = 1  # 3xTF32 sums three products per term
     output_u: float = U32  # C's storage: float32, or 2^-8 (bfloat16), 2^-11 (float16)
     output_min_normal: float = 2.0 ** -126  # float16: 2^-14
+    promote_every: int = 0  # FP8: the K-terms of each partial sum the tensor cores add (0: one sum)
+    partial_u: float = 0.0  # each addition into such a partial sum
 
     @staticmethod
     def of(variant: dict) -> "Precision":
         """A rung's own bound, from its gemmlab.variants() record."""
         t = variant["tolerance"]
         assert (t["output_u"] <= U32) == (variant["output"] == "f32"), (variant["name"], t)
-        return Precision(t["input_u"], t["accumulate_u"], t["terms_per_k"], t["output_u"], t["output_min_normal"])
+        return Precision(t["input_u"], t["accumulate_u"], t["terms_per_k"], t["output_u"], t["output_min_normal"],
+                         t["promote_every"], t["partial_u"])
 
     @staticmethod
     def loosest(variants: list) -> "Precision":
@@ -45,7 +50,8 @@ class Precision:
         every = [Precision.of(v) for v in variants]
         return Precision(max(p.input_u for p in every), max(p.accumulate_u for p in every),
                          max(p.terms_per_k for p in every), max(p.output_u for p in every),
-                         max(p.output_min_normal for p in every))
+                         max(p.output_min_normal for p in every), max(p.promote_every for p in every),
+                         max(p.partial_u for p in every))
 
 
 # The CPU rungs and the SIMT float32 ones: exact operands, float32 round-to-nearest.
@@ -94,6 +100,10 @@ def assert_within_bound(c, a, b, *, alpha: float = 1.0, beta: float = 0.0, c0=No
     k = np.shape(a)[1]
     ref, magnitude = reference(a, b, alpha, beta, c0)
     g2, gk = gamma(2, precision.input_u), gamma(precision.terms_per_k * k + 2, precision.accumulate_u)
+    if precision.promote_every > 0:
+        every = precision.promote_every
+        partial = gamma(min(k, every) * precision.terms_per_k, precision.partial_u)
+        gk = (1 + partial) * (1 + gamma(-(-k // every) + 2, precision.accumulate_u)) - 1
     computed = ((1 + g2) * (1 + gk) - 1) * magnitude
     bound = computed + precision.output_u * np.maximum(np.abs(ref) + computed, precision.output_min_normal)
     assert c.shape == ref.shape, f"result shape {c.shape}, expected {ref.shape}"

@@ -46,6 +46,11 @@ def test_float16_on_the_cpu_says_where_it_runs():
     assert "the cpu backend has no f16 rung" in message and "NumPy has no bfloat16" in message
 
 
+def test_scales_are_for_float8_inputs():
+    with pytest.raises(ValueError, match="scales dequantise float8 inputs; a and b are float32"):
+        gemmlab.matmul(f32(2, 2), f32(2, 2), scale_b=0.5)
+
+
 def test_tf32_on_the_cpu():
     with pytest.raises(ValueError, match="the cpu backend has no tf32 rung"):
         gemmlab.matmul(f32(2, 2), f32(2, 2), tf32=True)
@@ -129,6 +134,9 @@ def test_variants_records():
         assert v["runs_here"] == (v["reason"] == "")
         for c in v["configs"]:
             assert set(c) == {"name", "description", "default"}
+        assert set(v["tolerance"]) == {"input_u", "accumulate_u", "output_u", "output_min_normal", "terms_per_k",
+                                       "promote_every", "partial_u"}
+        assert (v["tolerance"]["promote_every"] > 0) == (v["dtype"] in ("e4m3", "e5m2")), v["name"]
     assert all(v["runs_here"] for v in cpu)
     assert [v["rung"] for v in cpu if not v["anchor"]] == sorted(v["rung"] for v in cpu if not v["anchor"])
     assert {v["name"] for v in cpu} >= {"naive", "openblas_sgemm"}

@@ -1,6 +1,7 @@
-"""gemmlab.matmul on GPU arrays (PyTorch, CuPy): bf16, f16, f32 and tf32 results against
+"""gemmlab.matmul on GPU arrays (PyTorch, CuPy): bf16, f16, f32, tf32 and FP8 results against
 torch.matmul (CuPy's) in float64 within each rung's own bound, transposed views, out= (float32,
-or bfloat16 / float16 C beside inputs of that type), a non-default stream, a second device.
+or bfloat16 / float16 C beside inputs of that type or FP8 ones), FP8 scales, a non-default
+stream, a second device.
 Skipped, with the reason, without a GPU or without either framework."""
 
 from __future__ import annotations
@@ -37,8 +38,19 @@ DTYPES = sorted({v["dtype"] for v in RUNS_HERE if v["dtype"]})
 HALF_C_DTYPES = sorted({v["dtype"] for v in RUNS_HERE if v["dtype"] and v["output"] == v["dtype"]})
 
 
+FP8 = ("e4m3", "e5m2")
+
+
 def torch_dtype(name: str):
-    return {"f32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}[name]
+    return {"f32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16,
+            "e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}[name]
+
+
+def rung_b(k: int, n: int, dtype: str):
+    """B for a test of every rung: FP8's stored n x k (K contiguous, as cuBLASLt's FP8 anchor
+    needs it and FP8 GEMMs keep it), the others k x n."""
+    t = torch_dtype(dtype)
+    return trand(n, k, dtype=t).T if dtype in FP8 else trand(k, n, dtype=t)
 
 
 def auto_bound(dtype: str, output: str = "f32") -> Precision:
@@ -83,7 +95,7 @@ def test_torch_auto(dtype, m, n, k):
 def test_every_rung_that_runs_here(rung):
     record = next(v for v in RUNS_HERE if v["name"] == rung)
     dtype = record["dtype"]
-    a, b = trand(256, 128, dtype=torch_dtype(dtype)), trand(128, 384, dtype=torch_dtype(dtype))
+    a, b = trand(256, 128, dtype=torch_dtype(dtype)), rung_b(128, 384, dtype)
     c = gemmlab.matmul(a, b, out=out_for(record, 256, 384), variant=rung, tf32=dtype == "tf32")
     assert c.dtype == torch_dtype(record["output"])
     assert_within_bound(c, a, b, precision=Precision.of(record))
@@ -95,7 +107,7 @@ def test_every_rung_that_runs_here(rung):
 def test_every_named_configuration(rung, config):
     record = next(v for v in RUNS_HERE if v["name"] == rung)
     dtype = record["dtype"]
-    a, b = trand(512, 256, dtype=torch_dtype(dtype)), trand(256, 384, dtype=torch_dtype(dtype))
+    a, b = trand(512, 256, dtype=torch_dtype(dtype)), rung_b(256, 384, dtype)
     try:
         c = gemmlab.matmul(a, b, out=out_for(record, 512, 384), variant=rung, config=config, tf32=dtype == "tf32")
     except gemmlab.GemmlabError as error:  # a configuration that cannot take this shape says so
@@ -149,6 +161,52 @@ def test_torch_half_precision_c(dtype, m, n, k):
     nan = torch.full((m, n), float("nan"), dtype=t, device="cuda")
     gemmlab.matmul(a, b, out=nan)
     assert_within_bound(nan, a, b, precision=auto_bound(dtype, dtype))
+
+
+def quantised(x, dtype: str):
+    """x in FP8 with a per-tensor scale (its largest magnitude onto the format's largest
+    value), and that scale: x is about scale * stored."""
+    t = torch_dtype(dtype)
+    scale = float(x.abs().max()) / torch.finfo(t).max
+    return (x / scale).to(t), scale
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d in FP8])
+@pytest.mark.parametrize("output", ["f32", "bf16", "f16"])
+@pytest.mark.parametrize("m,n,k", [(256, 256, 256), (131, 257, 300), (1, 96, 1), (64, 1, 129)], ids=lambda v: str(v))
+def test_torch_fp8_with_scales(dtype, output, m, n, k):
+    # Per-tensor scales fold into alpha: the product is alpha (scale_a a)(scale_b b) + beta C.
+    a, scale_a = quantised(trand(m, k) * 3, dtype)
+    b, scale_b = quantised(trand(n, k) * 0.25, dtype)
+    b = b.T  # stored n x k, as FP8 GEMMs keep B
+    storage = trand(m, n + 8, dtype=torch_dtype(output))
+    out, c0, padding = storage[:, :n], storage[:, :n].clone(), storage[:, n:].clone()
+    assert gemmlab.matmul(a, b, out=out, alpha=0.75, beta=-0.5, scale_a=scale_a, scale_b=scale_b) is out
+    bound = auto_bound(dtype, output)
+    assert bound.promote_every > 0
+    assert_within_bound(out, a, b, alpha=0.75 * scale_a * scale_b, beta=-0.5, c0=c0, precision=bound)
+    assert torch.equal(storage[:, n:], padding), "out's padding was written"
+    # beta = 0 over NaN, and B as it comes from a k x n tensor (copied K-major by the rung).
+    nan = torch.full((m, n), float("nan"), dtype=torch_dtype(output), device="cuda")
+    b_rows = b.contiguous()
+    gemmlab.matmul(a, b_rows, out=nan, scale_a=scale_a, scale_b=scale_b)
+    assert_within_bound(nan, a, b_rows, alpha=scale_a * scale_b, precision=bound)
+
+
+@needs_torch
+def test_torch_fp8_errors():
+    a8, b8 = trand(64, 64, dtype=torch.float8_e4m3fn), trand(64, 64, dtype=torch.float8_e4m3fn)
+    with pytest.raises(ValueError, match="scales dequantise float8 inputs; a and b are bfloat16"):
+        gemmlab.matmul(a8.bfloat16(), b8.bfloat16(), scale_a=2.0)
+    with pytest.raises(TypeError, match="a is float8_e4m3fn and b is float8_e5m2"):
+        gemmlab.matmul(a8, trand(64, 64, dtype=torch.float8_e5m2))
+    with pytest.raises(ValueError, match="out is float8_e4m3fn but a and b are float8_e4m3fn"):
+        gemmlab.matmul(a8, b8, out=torch.empty(64, 64, dtype=torch.float8_e4m3fn, device="cuda"))
+    with pytest.raises(ValueError, match="the cpu backend has no e4m3 rung"):
+        gemmlab.matmul(a8.cpu(), b8.cpu())
+    with pytest.raises(gemmlab.GemmlabError, match=r"scale_a \(inf\) must be finite"):
+        gemmlab.matmul(a8, b8, scale_a=float("inf"))
 
 
 @needs_torch
@@ -245,7 +303,7 @@ def crand(*shape: int, dtype="float32", seed: int = 7):
 
 
 @needs_cupy
-@pytest.mark.parametrize("dtype", [d for d in DTYPES if d != "bf16"])  # CuPy has no bfloat16
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d in ("f32", "tf32", "f16")])  # CuPy: no bf16, no FP8
 def test_cupy(dtype):
     numpy_type = "float16" if dtype == "f16" else "float32"
     a, b = crand(200, 96, dtype=numpy_type, seed=1), crand(96, 136, dtype=numpy_type, seed=2)
