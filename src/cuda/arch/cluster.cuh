@@ -41,10 +41,5 @@ __device__ __forceinline__ void mbarrier_arrive_cluster(std::uint64_t* barrier, 
 __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
-// bar.arrive: counts this warp's threads on barrier `id` without waiting; the barrier
-// completes when `threads` have arrived or synced (a one-way signal to the warps in bar.sync).
-__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
 
 }  // namespace gemmlab::cuda::arch

@@ -40,9 +40,8 @@ __device__ __forceinline__ void load_a_fragments(const unsigned char* a_stage, i
 // the threads then add into separate registers, `sums`, with round-to-nearest (3xTF32
 // measured: 2.8e-7). Registers allow a partial of half the tile's columns, so the stages run
 // as two m64n128 halves, each waited for before its adds; the other consumer warpgroup's
-// MMAs fill the tensor cores meanwhile, since the two take turns (MmaTurns). (FP8 in m64n64
-// quarters, two partials in flight so that one quarter's adds overlap the next one's MMAs,
-// ran 6-7 % slower.)
+// MMAs fill the tensor cores meanwhile, not fully. (FP8 in m64n64 quarters, two partials in
+// flight so that one quarter's adds overlap the next one's MMAs, ran 6-7 % slower.)
 // `sums` takes over from the wgmma accumulators after the unpromoted passes (3xTF32's small
 // ones; none for FP8): adds into registers a wgmma accumulates into make ptxas serialise
 // every wgmma of the kernel (C7515). Measured for 3xTF32 at 8192^3 on an H100 (TFLOP/s):
@@ -59,43 +58,10 @@ template <class E>
 constexpr int kPromoteK = kPromoteStages<E> * kBK<E>;
 static_assert(kPromoteStages<Tf32Operand> < kStages, "the producer needs a free stage");
 
-// The consumer warpgroups take turns issuing promoted MMAs. Issued at once, the two
-// warpgroups' MMAs share the tensor cores, finish together, and the tensor cores idle while
-// both add their partials. In turns, one warpgroup's MMAs queue behind the other's and run
-// while the other adds. Warpgroup w waits on named barrier kTurnBarrier + w (bar.sync) for
-// the other's arrival there (bar.arrive) once that one has issued.
-constexpr int kTurnBarrier = 2 + kConsumers;  // after the epilogues' (1..kConsumers) and stream-K's
-static_assert(kConsumers == 2 && kTurnBarrier + kConsumers - 1 <= 15, "two warpgroups, hardware barriers 1..15");
-class MmaTurns {
- public:
-  __device__ explicit MmaTurns(int warpgroup) : warpgroup_(warpgroup) {}
-  // Before issuing: the other warpgroup has issued its previous MMAs (warpgroup 0's first
-  // issue waits for nobody).
-  __device__ void wait() {
-    const bool first = !issued_;
-    issued_ = true;
-    if (warpgroup_ == 0 && first) return;
-    arch::named_barrier_sync(kTurnBarrier + warpgroup_, kConsumers * kWarpgroup);
-  }
-  // After issuing: the other warpgroup's turn.
-  __device__ void pass() const {
-    arch::named_barrier_arrive(kTurnBarrier + (1 - warpgroup_), kConsumers * kWarpgroup);
-  }
-  // After the last turn: warpgroup 0 takes warpgroup 1's last pass, so that the block ends
-  // with no arrival pending on a barrier.
-  __device__ void finish() const {
-    if (warpgroup_ == 0 && issued_) arch::named_barrier_sync(kTurnBarrier, kConsumers * kWarpgroup);
-  }
-
- private:
-  int warpgroup_;
-  bool issued_ = false;
-};
-
 template <class E, bool TransA, bool TransB>
 __device__ __forceinline__ void promoted_stages(float (&sums)[128],
                                                 const unsigned char* const (&stages)[kPromoteStages<E>], int count,
-                                                int warpgroup, MmaTurns& turns) {
+                                                int warpgroup) {
   static_assert(!TransA && TransB, "promoted sums: both operands K-major");
   constexpr int kHalves = 2;
   constexpr int kHalfBBytes = kBN / kHalves * kRowBytes;  // K-major rows of B per half
@@ -105,7 +71,6 @@ __device__ __forceinline__ void promoted_stages(float (&sums)[128],
   for (int h = 0; h < kHalves; ++h) {
 #pragma unroll
     for (int i = 0; i < kHalfRegs; ++i) arch::fence_accumulator(part[i]);
-    turns.wait();
     arch::wgmma_fence();
 #pragma unroll
     for (int g = 0; g < kPromoteStages<E>; ++g) {
@@ -119,7 +84,6 @@ __device__ __forceinline__ void promoted_stages(float (&sums)[128],
       }
     }
     arch::wgmma_commit();
-    turns.pass();
     arch::wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < kHalfRegs; ++i) {

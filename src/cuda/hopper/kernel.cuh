@@ -138,7 +138,6 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
   bool pending = false;
   int held_row0 = 0, held_col0 = 0;
   const auto store_held = [&](int q) { store_held_chunk<Out, kHeld>(held_chunks, q, map_c, buffers, held_row0, held_col0, warpgroup); };
-  MmaTurns turns(warpgroup);  // (promoted sums)
   stream_k::Cursor cursor(plan, cluster);
   stream_k::Work work;
   while (cursor.next(work)) {
@@ -268,7 +267,7 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
             next_stage();
           }
         }
-        promoted_stages<E, TransA, TransB>(sums, stages, count, warpgroup, turns);
+        promoted_stages<E, TransA, TransB>(sums, stages, count, warpgroup);
 #pragma unroll
         for (int g = 0; g < kPromoteStages<E>; ++g)  // both halves are done with them
           if (g < count) release(held[g]);
@@ -282,7 +281,6 @@ __device__ __forceinline__ void consume(const CUtensorMap* map_c, const Epilogue
     if (pending)
 #pragma unroll
       for (int q = kFirstHeldChunk<Out, kHeld>; q < kBN / kEpilogueCols<Out>; ++q) store_held(q);
-  if constexpr (Promote) turns.finish();
   // Shared memory must outlive the TMA stores that read it (issued by thread 0 of each
   // warpgroup).
   if (e.tma_store && lane == 0) ptx::cp_async_bulk_wait_group(ptx::n32_t<0>{});
