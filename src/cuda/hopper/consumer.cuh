@@ -40,8 +40,9 @@ __device__ __forceinline__ void load_a_fragments(const unsigned char* a_stage, i
 // the threads then add into separate registers, `sums`, with round-to-nearest (3xTF32
 // measured: 2.8e-7). Registers allow a partial of half the tile's columns, so the stages run
 // as two m64n128 halves, each waited for before its adds; the other consumer warpgroup's
-// MMAs fill the tensor cores meanwhile, not fully. (FP8 in m64n64 quarters, two partials in
-// flight so that one quarter's adds overlap the next one's MMAs, ran 6-7 % slower.)
+// MMAs fill the tensor cores meanwhile. (FP8 in m64n64 quarters, two partials in flight so
+// that one quarter's adds overlap the next one's MMAs, ran 6-7 % slower; the two warpgroups
+// taking turns at issuing changed nothing: what-did-not-pay.md.)
 // `sums` takes over from the wgmma accumulators after the unpromoted passes (3xTF32's small
 // ones; none for FP8): adds into registers a wgmma accumulates into make ptxas serialise
 // every wgmma of the kernel (C7515). Measured for 3xTF32 at 8192^3 on an H100 (TFLOP/s):
