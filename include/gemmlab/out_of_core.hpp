@@ -9,6 +9,7 @@
 // fastest for the dtype). The call returns when C is complete in host memory.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -28,11 +29,21 @@ struct OutOfCoreRates {
   // Each direction while the other runs too (0: as alone): a shared link gives each less.
   double h2d_both_bytes_per_second = 0;
   double d2h_both_bytes_per_second = 0;
-  // Host to device in strided copies (a block whose rows are shorter than its matrix's);
-  // 0: three quarters of the contiguous rate.
+  // Host to device in strided copies (a block whose rows are shorter than its matrix's), alone
+  // in rows of 16 KiB; 0: three quarters of the contiguous rate.
   double h2d_strided_bytes_per_second = 0;
+  // Strided copies as the schedule makes them, beside its block products, by the length of
+  // their rows: each direction's rate in rows of kStridedRowBytes[i] bytes (interpolated in the
+  // logarithm of the row between them). Where unmeasured (0), the figures above. Rows of a few
+  // KiB lose far more beside a running kernel than one long run does.
+  static constexpr std::array<double, 4> kStridedRowBytes = {512, 2048, 8192, 32768};
+  std::array<double, 4> h2d_strided_beside{}, d2h_strided_beside{};
   // The device's SMs: a block product with too few output tiles to fill them runs slower.
   int multiprocessors = 0;
+  // The rung's fixed cost of an output tile (filling its pipeline, reading and writing C), in
+  // units of K: a block product of K k runs at k / (k + this) of the rate (0: 128). The
+  // tensor-core rungs' is thousands (measured by the bench), so thin blocks of K cost them most.
+  double tile_overhead_k = 0;
 };
 
 struct OutOfCoreOptions {

@@ -37,17 +37,30 @@ Record new_record(const Options& o, const GemmProblem& p, const std::string& nam
 // The rung's rate on one block product of the plan (device operands): alone, the in-core rate
 // the schedule's tiles can reach at best; and while copies go both ways over the host link, as
 // they do all through the schedule (measured on an H100: kernels run several percent slower
-// beside the copies' traffic).
+// beside the copies' traffic). With `first`, also what the model needs of the rung and the
+// link: the rung's fixed cost per output tile in units of K, from the block product at a
+// quarter of its K beside the whole one; and strided copies' rates beside these products, by
+// the length of their rows (cuda/runtime/host_link.cpp), what the schedule's blocks of a wider
+// matrix move at.
 struct BlockRates {
   double alone = 0, beside_copies = 0;
+  double tile_overhead_k = 0;  // 0: not measured (K too short to cut)
+  cuda::StridedBesideRates strided;
 };
+// The tile overhead is measured on blocks of this much of K (or all of it, or the plan's if
+// longer) and a quarter of it, where that is at least kOverheadMinK.
+constexpr std::int64_t kOverheadK = 4096;
+constexpr std::int64_t kOverheadMinK = 1024;
 
-Status block_rate(Executor& ex, const GemmProblem& host, const Variant& v, const OutOfCorePlan& plan, BlockRates& out) {
+Status block_rate(Executor& ex, const GemmProblem& host, const Variant& v, const OutOfCorePlan& plan, bool first,
+                  BlockRates& out) {
   const RowMajorGemm g = canonicalize(host);
   const std::int64_t tm = std::min(plan.tile_m, g.m), tn = std::min(plan.tile_n, g.n), tk = std::min(plan.tile_k, g.k);
   const std::size_t in = storage_bytes(host.a.dtype);
   const OutOfCoreShape shape{g.m, g.n, g.k, g.trans_a, g.trans_b, in, sizeof(float), true};
-  const TileElements e = tile_elements(shape, tm, tn, tk);
+  // With `first`, room for a block of K long enough to measure the tile overhead on.
+  const std::int64_t k_long = first ? std::max(tk, std::min(g.k, kOverheadK)) : tk;
+  const TileElements e = tile_elements(shape, tm, tn, k_long);
   std::unique_ptr<Buffer> a, b, c;
   GEMMLAB_TRY(ex.allocate(static_cast<std::size_t>(e.a) * in, a));
   GEMMLAB_TRY(ex.allocate(static_cast<std::size_t>(e.b) * in, b));
@@ -59,21 +72,45 @@ Status block_rate(Executor& ex, const GemmProblem& host, const Variant& v, const
                                       c->data(), 1.0, 1.0);
   GEMMLAB_TRY(gemm(ex.context(), p, v));  // warm-up (and workspace)
   const double flops = 2.0 * static_cast<double>(tm) * static_cast<double>(tn) * static_cast<double>(tk);
-  const auto median_rate = [&](double& rate) -> Status {
+  const auto median_ms = [&](const GemmProblem& product, double& ms) -> Status {
     std::vector<double> samples;
     for (int r = 0; r < kBlockRateReps; ++r) {
-      double ms = 0;
-      GEMMLAB_TRY(ex.time_once([&] { return gemm(ex.context(), p, v); }, ms));
+      GEMMLAB_TRY(ex.time_once([&] { return gemm(ex.context(), product, v); }, ms));
       samples.push_back(ms);
     }
     std::sort(samples.begin(), samples.end());
-    rate = flops / (samples[samples.size() / 2] * 1e-3);
+    ms = samples[samples.size() / 2];
+    return Status::ok();
+  };
+  const auto median_rate = [&](double& rate) -> Status {
+    double ms = 0;
+    GEMMLAB_TRY(median_ms(p, ms));
+    rate = flops / (ms * 1e-3);
     return Status::ok();
   };
   GEMMLAB_TRY(median_rate(out.alone));
   // Copies for twice as long as the repetitions take alone, so the link stays busy throughout.
   const double seconds = 2.0 * kBlockRateReps * flops / out.alone;
-  return cuda::under_link_traffic(seconds, [&] { return median_rate(out.beside_copies); });
+  GEMMLAB_TRY(cuda::under_link_traffic(seconds, [&] { return median_rate(out.beside_copies); }));
+  if (!first) return Status::ok();
+  if (k_long >= kOverheadMinK) {
+    // t = c0 + c1 k for the same tiles of C: the fixed cost c0 in units of K is c0 / c1.
+    const auto product_of = [&](std::int64_t k) {
+      return block_problem(shape, host.a.dtype, DType::F32, host.compute, tm, tn, k, a->data(), b->data(), c->data(),
+                           1.0, 1.0);
+    };
+    const GemmProblem whole = product_of(k_long), quarter = product_of(k_long / 4);
+    double t1 = 0, t4 = 0;
+    GEMMLAB_TRY(gemm(ex.context(), whole, v));  // their workspaces
+    GEMMLAB_TRY(gemm(ex.context(), quarter, v));
+    GEMMLAB_TRY(median_ms(whole, t1));
+    GEMMLAB_TRY(median_ms(quarter, t4));
+    const double per_k = (t1 - t4) / static_cast<double>(k_long - k_long / 4);
+    if (per_k > 0) out.tile_overhead_k = std::max(0.0, (t1 - per_k * static_cast<double>(k_long)) / per_k);
+  }
+  double ms = 0;
+  return cuda::measure_strided_beside([&] { return ex.time_once([&] { return gemm(ex.context(), p, v); }, ms); },
+                                      out.strided);
 }
 
 // The in-core rung on device copies of the operands, where they fit the device.
@@ -164,23 +201,27 @@ Status run_out_of_core(const Options& o, const OutOfCoreJob& job, Executor& ex, 
       BlockRates rate;
       if (s) {
         release_out_of_core_buffers(ex.context());
-        s = block_rate(ex, p, v, plan, rate);
+        s = block_rate(ex, p, v, plan, true, rate);
       }
       if (s) {
         options.in_core.variant = plan.variant;
         const int sms = cuda::device_sm_count();
+        options.rates.tile_overhead_k = rate.tile_overhead_k;
         options.rates.flops_per_second = rate.alone / block_efficiency(std::min(plan.tile_m, p.m), std::min(plan.tile_n, p.n),
-                                                                      std::min(plan.tile_k, p.k), sms);
+                                                                      std::min(plan.tile_k, p.k), sms,
+                                                                      rate.tile_overhead_k);
         options.rates.h2d_bytes_per_second = link.h2d;
         options.rates.d2h_bytes_per_second = link.d2h;
         options.rates.h2d_both_bytes_per_second = link.h2d_both;
         options.rates.d2h_both_bytes_per_second = link.d2h_both;
         options.rates.h2d_strided_bytes_per_second = link.h2d_strided;
+        options.rates.h2d_strided_beside = rate.strided.h2d;
+        options.rates.d2h_strided_beside = rate.strided.d2h;
         options.rates.multiprocessors = sms;
         const OutOfCorePlan first = plan;
         s = plan_out_of_core(ex.context(), p, options, plan);
         if (s && (plan.tile_m != first.tile_m || plan.tile_n != first.tile_n || plan.tile_k != first.tile_k))
-          s = block_rate(ex, p, v, plan, rate);
+          s = block_rate(ex, p, v, plan, false, rate);
       }
       if (!s) {
         r.status = s.code() == StatusCode::NotSupported ? "skipped" : "error";

@@ -54,31 +54,76 @@ double out_of_core_rank(const OutOfCoreShape&, const OutOfCorePlan& p) {
 
 namespace {
 
+// The rate of a strided copy in rows of `row` bytes: from the curve measured beside the block
+// products where there is one (interpolated in the logarithm of the row, held at its ends),
+// else `fallback`.
+double strided_rate(const std::array<double, 4>& curve, double row, double fallback) {
+  if (std::any_of(curve.begin(), curve.end(), [](double r) { return r <= 0; })) return fallback;
+  const auto& rows = OutOfCoreRates::kStridedRowBytes;
+  if (row <= rows.front()) return curve.front();
+  for (std::size_t i = 0; i + 1 < rows.size(); ++i)
+    if (row <= rows[i + 1]) {
+      const double t = std::log(row / rows[i]) / std::log(rows[i + 1] / rows[i]);
+      return curve[i] + t * (curve[i + 1] - curve[i]);
+    }
+  return curve.back();
+}
+
+// What each direction moves, and how long it takes alone (each copy at its own rate).
+struct LinkLoad {
+  double bytes = 0, seconds = 0;
+  void add(double b, double rate) {
+    bytes += b;
+    seconds += b / rate;
+  }
+};
+
 // How long each direction's copies take when both start together: at the shared rates while
-// both run, then the longer one alone at its own rate.
-// `strided_up`: the share of the upward bytes in strided copies, at the strided rate.
-void link_seconds(double up, double strided_up, double down, const OutOfCoreRates& r, double& up_seconds,
+// both run, then the longer one alone at its own rate. A direction slowed by its strided
+// copies is slowed as much while it shares the link.
+void link_seconds(const LinkLoad& up, const LinkLoad& down, const OutOfCoreRates& r, double& up_seconds,
                   double& down_seconds) {
-  // The upward rate for this mix of copies, alone and shared, in proportion.
-  const double strided_rate =
-      r.h2d_strided_bytes_per_second > 0 ? r.h2d_strided_bytes_per_second : kNominalStridedShare * r.h2d_bytes_per_second;
-  const double up_alone = up > 0 ? up / ((up - strided_up) / r.h2d_bytes_per_second + strided_up / strided_rate)
-                                 : r.h2d_bytes_per_second;
-  const double slower = up_alone / r.h2d_bytes_per_second;
-  const double up_both = slower * (r.h2d_both_bytes_per_second > 0 ? r.h2d_both_bytes_per_second : r.h2d_bytes_per_second);
-  const double down_both = r.d2h_both_bytes_per_second > 0 ? r.d2h_both_bytes_per_second : r.d2h_bytes_per_second;
-  const double together = std::min(up / up_both, down / down_both);
-  up_seconds = together + (up - together * up_both) / up_alone;
-  down_seconds = together + (down - together * down_both) / r.d2h_bytes_per_second;
+  const double up_alone = up.bytes > 0 ? up.bytes / up.seconds : r.h2d_bytes_per_second;
+  const double down_alone = down.bytes > 0 ? down.bytes / down.seconds : r.d2h_bytes_per_second;
+  const double up_both = up_alone / r.h2d_bytes_per_second *
+                         (r.h2d_both_bytes_per_second > 0 ? r.h2d_both_bytes_per_second : r.h2d_bytes_per_second);
+  const double down_both = down_alone / r.d2h_bytes_per_second *
+                           (r.d2h_both_bytes_per_second > 0 ? r.d2h_both_bytes_per_second : r.d2h_bytes_per_second);
+  const double together = std::min(up.bytes / up_both, down.bytes / down_both);
+  up_seconds = together + (up.bytes - together * up_both) / up_alone;
+  down_seconds = together + (down.bytes - together * down_both) / down_alone;
+}
+
+// The rates a plan's copies move at alone: each block's, by whether it is strided and the
+// length of its rows.
+struct CopyRates {
+  double a_up, b_up, c_up, c_down;
+};
+CopyRates copy_rates(const OutOfCoreShape& s, const OutOfCorePlan& p, const OutOfCoreRates& r) {
+  const double strided_up = r.h2d_strided_bytes_per_second > 0 ? r.h2d_strided_bytes_per_second
+                                                                 : kNominalStridedShare * r.h2d_bytes_per_second;
+  const auto up = [&](bool strided, double row) {
+    return strided ? strided_rate(r.h2d_strided_beside, row, strided_up) : r.h2d_bytes_per_second;
+  };
+  const double tm = static_cast<double>(std::min(p.tile_m, s.m)), tn = static_cast<double>(std::min(p.tile_n, s.n)),
+               tk = static_cast<double>(std::min(p.tile_k, s.k));
+  const double in = static_cast<double>(s.input_bytes), out = static_cast<double>(s.output_bytes);
+  const bool c_strided = p.tile_n < s.n;
+  CopyRates c;
+  c.a_up = up(a_strided(s, p), (s.trans_a ? tm : tk) * in);
+  c.b_up = up(b_strided(s, p), (s.trans_b ? tk : tn) * in);
+  c.c_up = up(c_strided, tn * out);
+  c.c_down = c_strided ? strided_rate(r.d2h_strided_beside, tn * out, r.d2h_bytes_per_second) : r.d2h_bytes_per_second;
+  return c;
 }
 
 }  // namespace
 
-double block_efficiency(std::int64_t tm, std::int64_t tn, std::int64_t tk, int multiprocessors) {
+double block_efficiency(std::int64_t tm, std::int64_t tn, std::int64_t tk, int multiprocessors, double overhead_k) {
   const double tiles = static_cast<double>(ceil_div(tm, kBlockTile) * ceil_div(tn, kBlockTile));
   const double waves = tiles / multiprocessors;
   const double k = static_cast<double>(tk);
-  return waves / (std::ceil(waves) + kKernelRampWaves) * k / (k + kTileOverheadK);
+  return waves / (std::ceil(waves) + kKernelRampWaves) * k / (k + (overhead_k > 0 ? overhead_k : kTileOverheadK));
 }
 
 namespace {
@@ -105,6 +150,11 @@ std::string OutOfCorePlan::describe() const {
   return fmt::format("tiles of C {}x{}, blocks of K {} ({}x{}x{}), {}, {:.2f} GB on the device, in-core rung {}{}",
                      tile_m, tile_n, tile_k, tiles_m, tiles_n, blocks_k, residency,
                      static_cast<double>(device_bytes) * 1e-9, variant, config.empty() ? "" : " (" + config + ")");
+}
+
+std::int64_t ramp_piece(std::int64_t extent) {
+  if (extent < 2 * kOutOfCoreTileAlign) return extent;
+  return round_up(ceil_div(extent, kOutOfCoreRamp), kOutOfCoreTileAlign);
 }
 
 std::int64_t device_ld(std::int64_t width) { return round_up(std::max<std::int64_t>(width, 1), kOutOfCoreLdAlign); }
@@ -180,15 +230,29 @@ void model_out_of_core(const OutOfCoreShape& s, const OutOfCoreRates& rates, Out
   const int sms = rates.multiprocessors > 0 ? rates.multiprocessors : kNominalMultiprocessors;
   p.compute_seconds = p.flops / (rates.flops_per_second * block_efficiency(std::min(p.tile_m, s.m),
                                                                            std::min(p.tile_n, s.n),
-                                                                           std::min(p.tile_k, s.k), sms)) +
+                                                                           std::min(p.tile_k, s.k), sms,
+                                                                           rates.tile_overhead_k)) +
                       c_traffic / kDeviceBytesPerSecond;
-  const double strided = (a_strided(s, p) ? a_bytes : 0.0) + (b_strided(s, p) ? b_bytes : 0.0);
-  link_seconds(p.h2d_bytes, strided, p.d2h_bytes, rates, p.h2d_seconds, p.d2h_seconds);
-  // Never hidden: the first tile's blocks (and C) going up before anything computes, and the
-  // last tile coming down after everything has.
-  const TileElements e = tile_elements(s, std::min(p.tile_m, s.m), std::min(p.tile_n, s.n), std::min(p.tile_k, s.k));
-  const double first_up = static_cast<double>(e.a + e.b) * in + (s.reads_c ? static_cast<double>(e.c) * out : 0.0);
-  p.fill_seconds = first_up / rates.h2d_bytes_per_second + static_cast<double>(e.c) * out / rates.d2h_bytes_per_second;
+  const CopyRates copy = copy_rates(s, p, rates);
+  LinkLoad up, down;
+  up.add(a_bytes, copy.a_up);
+  up.add(b_bytes, copy.b_up);
+  if (s.reads_c) up.add(m * n * out, copy.c_up);
+  down.add(p.d2h_bytes, copy.c_down);
+  link_seconds(up, down, rates, p.h2d_seconds, p.d2h_seconds);
+  // Never hidden: the first tile's C and the first piece of its blocks going up before anything
+  // computes (or, where the blocks take longer to go up than the first product to run, all of
+  // them but what the product's pieces hide), and the last piece of the last tile coming down
+  // after everything has (the ramp; a plan of one step has no last pieces).
+  const std::int64_t tm = std::min(p.tile_m, s.m), tk = std::min(p.tile_k, s.k);
+  const TileElements e = tile_elements(s, tm, std::min(p.tile_n, s.n), tk);
+  const double c_tile = static_cast<double>(e.c) * out;
+  const auto pieces = [](std::int64_t extent) { return static_cast<double>(ceil_div(extent, ramp_piece(extent))); };
+  const double steps = static_cast<double>(p.tiles_m * p.tiles_n * p.blocks_k);
+  const double first_up = static_cast<double>(e.a) * in / copy.a_up + static_cast<double>(e.b) * in / copy.b_up;
+  const double first_product = p.compute_seconds / steps, up_pieces = pieces(tk);
+  p.fill_seconds = std::max(first_up / up_pieces, first_up - first_product * (up_pieces - 1) / up_pieces) +
+                   (s.reads_c ? c_tile / copy.c_up : 0.0) + c_tile / copy.c_down / (steps == 1 ? 1.0 : pieces(tm));
   p.model_seconds = p.fill_seconds + std::max({p.compute_seconds, p.h2d_seconds, p.d2h_seconds});
 }
 

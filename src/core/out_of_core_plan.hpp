@@ -45,6 +45,15 @@ TileElements tile_elements(const OutOfCoreShape& s, std::int64_t tm, std::int64_
 GemmProblem block_problem(const OutOfCoreShape& s, DType input, DType output, DType compute, std::int64_t tm,
                           std::int64_t tn, std::int64_t tk, void* a, void* b, void* c, double alpha, double beta);
 
+// The ramp: the first block product runs in pieces of K, each as soon as its part of the first
+// blocks is up, and the last tile's last product in pieces of rows, each coming down as soon as
+// it is done, so that the pipeline fills and drains in a piece rather than a whole block.
+inline constexpr int kOutOfCoreRamp = 4;
+// The size of the ramp's pieces of `extent` (K of the first step, rows of the last tile): about
+// a kOutOfCoreRamp-th, a multiple of kOutOfCoreTileAlign; the whole extent where it is too
+// short to cut.
+std::int64_t ramp_piece(std::int64_t extent);
+
 // Two buffers each of A's block, B's block and C's tile: one in use while the other is copied.
 inline constexpr int kOutOfCoreBuffers = 2;
 std::uint64_t tile_buffer_bytes(const OutOfCoreShape& s, std::int64_t tm, std::int64_t tn, std::int64_t tk);
@@ -60,7 +69,10 @@ OutOfCoreRates nominal_rates(DType input, DType compute, bool tensor_cores);
 // output in 128 x 128 tiles spread over `multiprocessors` SMs in waves (a part-empty last wave,
 // and a fifth of a wave lost to each launch's ramp), and each tile's fixed cost of filling its
 // pipeline and writing its result, worth about 128 of K.
-double block_efficiency(std::int64_t tm, std::int64_t tn, std::int64_t tk, int multiprocessors);
+// `overhead_k`: that fixed cost as measured for the rung (OutOfCoreRates::tile_overhead_k; 0:
+// the nominal 128).
+double block_efficiency(std::int64_t tm, std::int64_t tn, std::int64_t tk, int multiprocessors,
+                        double overhead_k = 0);
 
 // Fills the counts, bytes and the model's times of `plan` for its tile sizes. The compute time
 // is the flops at the in-core rate, discounted for a block product too small to fill the SMs

@@ -2,6 +2,7 @@
 // (or src/cuda/no_cuda.cpp in a build without CUDA), so nothing above includes CUDA headers.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <vector>
 
@@ -42,6 +43,13 @@ struct HostLinkRates {
   double h2d_strided = 0;  // alone, in rows of 16 KiB out of rows twice as long
 };
 Status measure_host_link(std::size_t bytes, int reps, HostLinkRates& out);
+// Strided copies (rows of OutOfCoreRates::kStridedRowBytes[i] bytes out of host rows at least
+// four times as long and 32 KiB) each way, timed while `product` (a block product, synchronous) runs again
+// and again until each is done: the out-of-core schedule's conditions, in bytes per second.
+struct StridedBesideRates {
+  std::array<double, 4> h2d{}, d2h{};
+};
+Status measure_strided_beside(const std::function<Status()>& product, StridedBesideRates& out);
 // Runs `work` while copies go both ways over the host link for about `seconds` (the
 // out-of-core schedule's conditions: kernels measured alone run faster than beside them).
 Status under_link_traffic(double seconds, const std::function<Status()>& work);

@@ -23,6 +23,9 @@ Status scale_c(const GemmProblem&, Stream) {
 Status run_out_of_core(const GemmProblem&, const Variant&, const OutOfCorePlan&, RunContext&) {
   return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"};
 }
+Status measure_strided_beside(const std::function<Status()>&, StridedBesideRates&) {
+  return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"};
+}
 Status cublasxt_sgemm(const GemmProblem&, const std::vector<int>&, int, RunContext&) {
   return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"};
 }

@@ -87,6 +87,46 @@ TEST(OutOfCore, EveryLayoutAndOperationInManyTilesMatchesTheReference) {
       }
 }
 
+TEST(OutOfCore, TheRampsPiecesMatchTheReference) {
+  if (!have_device()) GTEST_SKIP() << "SKIPPED: no CUDA device";
+  testing::Seeds seeds;
+  // Tiles large enough to be cut: the first step's 1024 (or all 1100) of K in pieces of 256
+  // (512), the last tile's 576 rows in pieces of 256 (the last 64); and a plan of one step,
+  // which ramps up only. beta = 0 over NaN: only the first piece of K may apply beta.
+  struct Tiles {
+    std::int64_t m, n, k;
+  };
+  for (const Tiles t : {Tiles{1024, 512, 1024}, Tiles{1024, 512, 1100}, Tiles{2048, 2048, 2048}})
+    for (const Op op_a : testing::kOps)
+      for (const Op op_b : testing::kOps) {
+        const ProblemSpec spec{.m = 1600, .n = 600, .k = 1100, .op_a = op_a, .op_b = op_b, .beta = 0.0,
+                               .seed = seeds.next(), .nan_c = true};
+        SCOPED_TRACE(spec.describe() + " tiles " + std::to_string(t.m) + "x" + std::to_string(t.n) + "x" +
+                     std::to_string(t.k));
+        HostProblem hp = make_host_problem(spec);
+        OutOfCoreOptions o;
+        o.in_core.variant = "pipelined";
+        o.tile_m = t.m;
+        o.tile_n = t.n;
+        o.tile_k = t.k;
+        run_and_check(hp, o, DType::F32);
+      }
+  if (!runs_here("wgmma_ws_bf16")) {
+    std::printf("SKIPPED wgmma_ws_bf16: does not run on this device or build\n");
+    return;
+  }
+  const ProblemSpec spec{.m = 1600, .n = 600, .k = 1100, .op_b = Op::T, .beta = 0.5, .seed = seeds.next()};
+  HostProblem hp = make_host_problem(spec);
+  Encoded encoded;
+  store_as(hp, DType::BF16, encoded);
+  OutOfCoreOptions o;
+  o.in_core.variant = "wgmma_ws_bf16";
+  o.tile_m = 1024;
+  o.tile_n = 512;
+  o.tile_k = 1024;
+  run_and_check(hp, o, DType::F32);
+}
+
 TEST(OutOfCore, AwkwardShapesBetaZeroWithNaNAndKOne) {
   if (!have_device()) GTEST_SKIP() << "SKIPPED: no CUDA device";
   testing::Seeds seeds;

@@ -4,6 +4,7 @@
 // traffic of the schedule (A once per row of tiles when it stays, B once per row of tiles).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "core/out_of_core_plan.hpp"
@@ -104,6 +105,56 @@ TEST(OutOfCorePlan, TheStreamedOperandIsTheOneWhoseBlocksAreContiguous) {
                                        32768, tt)
                   .is_ok());
   EXPECT_TRUE(tt.a_resident) << tt.describe();
+}
+
+TEST(OutOfCorePlan, StridedCopiesMoveAtTheRateOfTheirRowLength) {
+  // Row-major NN float32, tiles 4096 x 4096 x 512: A's blocks in rows of 2 KiB, B's and C's in
+  // rows of 16 KiB (between the curve's 8 and 32 KiB: halfway in the logarithm). The shared
+  // rates are left unmeasured, so each direction keeps its own.
+  const OutOfCoreShape s = square(8192);
+  OutOfCoreRates r = nominal_rates(DType::F32, DType::F32, false);
+  r.h2d_strided_beside = {10e9, 20e9, 40e9, 50e9};
+  r.d2h_strided_beside = {5e9, 10e9, 20e9, 30e9};
+  OutOfCorePlan p;
+  p.tile_m = p.tile_n = 4096;
+  p.tile_k = 512;
+  model_out_of_core(s, r, p);
+  const double a = 8192.0 * 8192 * 4 * 2, b = a;  // each streamed once per column (row) of tiles
+  EXPECT_NEAR(p.h2d_seconds, a / 20e9 + b / 45e9, 1e-9 * p.h2d_seconds);
+  EXPECT_NEAR(p.d2h_seconds, 8192.0 * 8192 * 4 / 25e9, 1e-9 * p.d2h_seconds);
+  // Unmeasured (any point 0): the link's strided figure, and the contiguous rate down.
+  r.h2d_strided_beside[0] = 0;
+  r.d2h_strided_beside[3] = 0;
+  r.h2d_strided_bytes_per_second = 16e9;
+  model_out_of_core(s, r, p);
+  EXPECT_NEAR(p.h2d_seconds, (a + b) / 16e9, 1e-9 * p.h2d_seconds);
+  EXPECT_NEAR(p.d2h_seconds, 8192.0 * 8192 * 4 / r.d2h_bytes_per_second, 1e-9 * p.d2h_seconds);
+}
+
+TEST(OutOfCorePlan, TheRampCutsTheFillIntoPieces) {
+  EXPECT_EQ(ramp_piece(300), 300);    // too short to cut
+  EXPECT_EQ(ramp_piece(1024), 256);
+  EXPECT_EQ(ramp_piece(1100), 512);   // a quarter, rounded up to the tile alignment: 3 pieces
+  EXPECT_EQ(ramp_piece(32768), 8192);
+  // The fill: a quarter of the first step's blocks up where the first product hides the rest,
+  // else all of them but three quarters of that product; a quarter of the last tile down.
+  const OutOfCoreShape s = square(8192);
+  OutOfCoreRates r = nominal_rates(DType::F32, DType::F32, false);
+  r.h2d_strided_bytes_per_second = r.h2d_bytes_per_second;  // B's blocks are strided
+  const double block = 4096.0 * 8192 * 4, tile = 4096.0 * 4096 * 4;
+  const double up = 2 * block / r.h2d_bytes_per_second, down = tile / r.d2h_bytes_per_second / 4;
+  for (const double flops : {1e12, 1e15}) {  // blocks slower than the product, and faster
+    SCOPED_TRACE(flops);
+    r.flops_per_second = flops;
+    OutOfCorePlan p;
+    p.tile_m = p.tile_n = 4096;
+    p.tile_k = 8192;
+    p.a_resident = true;
+    model_out_of_core(s, r, p);
+    const double product = p.compute_seconds / 4;  // 2 x 2 tiles, one block of K
+    EXPECT_NEAR(p.fill_seconds, std::max(up / 4, up - product * 3 / 4) + down, 1e-9 * p.fill_seconds);
+    EXPECT_NEAR(p.fill_seconds, flops < 1e13 ? up / 4 + down : up - product * 3 / 4 + down, 1e-9 * p.fill_seconds);
+  }
 }
 
 TEST(OutOfCorePlan, TheWorkspaceCountsAgainstTheLimit) {

@@ -1,5 +1,8 @@
 // The host link's bandwidth as the out-of-core schedule sees it: pinned memory, one direction
-// alone and both directions at once (its copies go up while finished tiles come down).
+// alone and both directions at once (its copies go up while finished tiles come down); and
+// strided copies beside a running kernel, which lose more than one long run does (measured on
+// an H200: rows of 8-32 KiB out of longer host rows moved 55 GB/s alone, 46.6-49.3 beside a
+// bf16 GEMM, while a contiguous copy kept 55.2).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -134,6 +137,60 @@ Status under_link_traffic(double seconds, const std::function<Status()>& work) {
   GEMMLAB_TRY(worked);
   CUDA_CHECK(up_done);
   CUDA_CHECK(down_done);
+  return Status::ok();
+}
+
+Status measure_strided_beside(const std::function<Status()>& product, StridedBesideRates& out) {
+  // Each copy moves at most this many bytes and rows, in rows of `row` out of host rows at
+  // least four times as long and at least kPitch (a block of a matrix wider than a page: a
+  // short row still costs the link a page of its own); the median of this many.
+  static constexpr std::size_t kBytes = std::size_t{128} << 20;
+  static constexpr std::size_t kRows = 8192;
+  static constexpr std::size_t kPitch = std::size_t{32} << 10;
+  constexpr int kReps = 3;
+  const auto rows_of = [](std::size_t row) { return std::min(kRows, kBytes / row); };
+  const auto pitch_of = [](std::size_t row) { return std::max(4 * row, kPitch); };
+  std::size_t span = 0;
+  for (const double row : OutOfCoreRates::kStridedRowBytes) {
+    const auto r = static_cast<std::size_t>(row);
+    span = std::max(span, rows_of(r) * pitch_of(r));
+  }
+  PinnedMemory host;
+  DeviceMemory device;
+  StreamOwner stream;
+  EventOwner start, end;
+  GEMMLAB_TRY(PinnedMemory::allocate(span, host));
+  GEMMLAB_TRY(DeviceMemory::allocate(kBytes, device));
+  GEMMLAB_TRY(make_stream(stream));
+  GEMMLAB_TRY(make_event(start));
+  GEMMLAB_TRY(make_event(end));
+  const auto timed = [&](std::size_t row, cudaMemcpyKind kind, double& rate) -> Status {
+    const std::size_t rows = rows_of(row), pitch = pitch_of(row);
+    std::vector<double> samples;
+    for (int r = 0; r < kReps; ++r) {
+      CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
+      if (kind == cudaMemcpyHostToDevice)
+        CUDA_CHECK(cudaMemcpy2DAsync(device.data(), row, host.data(), pitch, row, rows, kind, stream.get()));
+      else
+        CUDA_CHECK(cudaMemcpy2DAsync(host.data(), pitch, device.data(), row, row, rows, kind, stream.get()));
+      CUDA_CHECK(cudaEventRecord(end.get(), stream.get()));
+      Status worked = Status::ok();
+      while (worked && cudaEventQuery(end.get()) == cudaErrorNotReady) worked = product();
+      const cudaError_t done = cudaStreamSynchronize(stream.get());  // before the buffers go
+      GEMMLAB_TRY(worked);
+      CUDA_CHECK(done);
+      double ms = 0;
+      GEMMLAB_TRY(elapsed_ms(start.get(), end.get(), ms));
+      samples.push_back(ms);
+    }
+    rate = static_cast<double>(rows * row) / (median(samples) * 1e-3);
+    return Status::ok();
+  };
+  for (std::size_t i = 0; i < OutOfCoreRates::kStridedRowBytes.size(); ++i) {
+    const auto row = static_cast<std::size_t>(OutOfCoreRates::kStridedRowBytes[i]);
+    GEMMLAB_TRY(timed(row, cudaMemcpyHostToDevice, out.h2d[i]));
+    GEMMLAB_TRY(timed(row, cudaMemcpyDeviceToHost, out.d2h[i]));
+  }
   return Status::ok();
 }
 

@@ -25,6 +25,7 @@ struct OutOfCoreResources {
   StreamOwner h2d, d2h;
   EventOwner start;
   std::array<EventOwner, kOutOfCoreBuffers> a_ready, b_ready, a_free, b_free, c_ready, c_done, c_free;
+  std::array<EventOwner, kOutOfCoreRamp> piece_up, piece_done;  // the ramp's pieces
   DeviceMemory buffer;
 };
 
@@ -41,6 +42,8 @@ Status set_up(OutOfCoreResources& r, std::uint64_t bytes) {
     GEMMLAB_TRY(make_stream(r.d2h));
     GEMMLAB_TRY(make_sync_event(r.start));
     for (auto* events : {&r.a_ready, &r.b_ready, &r.a_free, &r.b_free, &r.c_ready, &r.c_done, &r.c_free})
+      for (EventOwner& e : *events) GEMMLAB_TRY(make_sync_event(e));
+    for (auto* events : {&r.piece_up, &r.piece_done})
       for (EventOwner& e : *events) GEMMLAB_TRY(make_sync_event(e));
   }
   if (r.buffer.bytes() < bytes) {
@@ -60,16 +63,84 @@ struct Block {
   std::byte* at() const { return const_cast<std::byte*>(host) + (row * ld + col) * static_cast<std::int64_t>(element); }
 };
 
-Status upload(const Block& b, void* device, cudaStream_t stream) {
-  CUDA_CHECK(cudaMemcpy2DAsync(device, device_ld(b.cols) * b.element, b.at(), b.ld * b.element, b.cols * b.element,
-                               b.rows, cudaMemcpyHostToDevice, stream));
+// The blocks of op(A) (rows i0.., columns k0..) and op(B) (rows k0.., columns j0..) as the
+// host stores them.
+Block a_block(const RowMajorGemm& g, std::size_t element, std::int64_t i0, std::int64_t tm, std::int64_t k0,
+              std::int64_t tk) {
+  const auto* a = static_cast<const std::byte*>(g.a);
+  return g.trans_a ? Block{a, g.lda, element, k0, i0, tk, tm} : Block{a, g.lda, element, i0, k0, tm, tk};
+}
+Block b_block(const RowMajorGemm& g, std::size_t element, std::int64_t j0, std::int64_t tn, std::int64_t k0,
+              std::int64_t tk) {
+  const auto* b = static_cast<const std::byte*>(g.b);
+  return g.trans_b ? Block{b, g.ldb, element, j0, k0, tn, tk} : Block{b, g.ldb, element, k0, j0, tk, tn};
+}
+
+// Part of a block (rows row0.., columns col0.. within it) between the host and the block's
+// device buffer (leading dimension device_ld of the whole block's width).
+struct BlockPart {
+  std::int64_t row0 = 0, col0 = 0, rows = -1, cols = -1;  // -1: the whole block
+};
+
+Status upload(const Block& b, void* device, cudaStream_t stream, BlockPart part = {}) {
+  const std::int64_t rows = part.rows < 0 ? b.rows : part.rows, cols = part.cols < 0 ? b.cols : part.cols;
+  const std::int64_t ld = device_ld(b.cols), e = static_cast<std::int64_t>(b.element);
+  CUDA_CHECK(cudaMemcpy2DAsync(static_cast<std::byte*>(device) + (part.row0 * ld + part.col0) * e, ld * e,
+                               b.at() + (part.row0 * b.ld + part.col0) * e, b.ld * e, cols * e, rows,
+                               cudaMemcpyHostToDevice, stream));
   return Status::ok();
 }
 
-Status download(const Block& b, const void* device, cudaStream_t stream) {
-  CUDA_CHECK(cudaMemcpy2DAsync(b.at(), b.ld * b.element, device, device_ld(b.cols) * b.element, b.cols * b.element,
-                               b.rows, cudaMemcpyDeviceToHost, stream));
+Status download(const Block& b, const void* device, cudaStream_t stream, BlockPart part = {}) {
+  const std::int64_t rows = part.rows < 0 ? b.rows : part.rows, cols = part.cols < 0 ? b.cols : part.cols;
+  const std::int64_t ld = device_ld(b.cols), e = static_cast<std::int64_t>(b.element);
+  CUDA_CHECK(cudaMemcpy2DAsync(b.at() + (part.row0 * b.ld + part.col0) * e, b.ld * e,
+                               static_cast<const std::byte*>(device) + (part.row0 * ld + part.col0) * e, ld * e,
+                               cols * e, rows, cudaMemcpyDeviceToHost, stream));
   return Status::ok();
+}
+
+// The K range k0.. (kq of it) of a block product: the ramp's first pieces. A and B stay where
+// they are, offset along K.
+GemmProblem k_piece(GemmProblem p, std::int64_t k0, std::int64_t kq, double beta) {
+  const auto shift = [](Matrix& x, std::int64_t row0, std::int64_t col0) {
+    x.data = static_cast<std::byte*>(x.data) + (row0 * x.ld + col0) * static_cast<std::int64_t>(storage_bytes(x.dtype));
+  };
+  if (p.op_a == Op::N) {
+    shift(p.a, 0, k0);
+    p.a.cols = kq;
+  } else {
+    shift(p.a, k0, 0);
+    p.a.rows = kq;
+  }
+  if (p.op_b == Op::N) {
+    shift(p.b, k0, 0);
+    p.b.rows = kq;
+  } else {
+    shift(p.b, 0, k0);
+    p.b.cols = kq;
+  }
+  p.k = kq;
+  p.beta = beta;
+  return p;
+}
+
+// Rows r0.. (rq of them) of a block product's C: the ramp's last pieces.
+GemmProblem row_piece(GemmProblem p, std::int64_t r0, std::int64_t rq) {
+  const auto at = [](const Matrix& x, std::int64_t row0, std::int64_t col0) {
+    return static_cast<std::byte*>(x.data) + (row0 * x.ld + col0) * static_cast<std::int64_t>(storage_bytes(x.dtype));
+  };
+  if (p.op_a == Op::N) {
+    p.a.data = at(p.a, r0, 0);
+    p.a.rows = rq;
+  } else {
+    p.a.data = at(p.a, 0, r0);
+    p.a.cols = rq;
+  }
+  p.c.data = at(p.c, r0, 0);
+  p.c.rows = rq;
+  p.m = rq;
+  return p;
 }
 
 Status enqueue(const GemmProblem& problem, const Variant& variant, const OutOfCorePlan& plan, RunContext& context,
@@ -96,13 +167,13 @@ Status enqueue(const GemmProblem& problem, const Variant& variant, const OutOfCo
   CUDA_CHECK(cudaStreamWaitEvent(r.h2d.get(), r.start.get()));
   CUDA_CHECK(cudaStreamWaitEvent(r.d2h.get(), r.start.get()));
 
-  const auto* a_host = static_cast<const std::byte*>(g.a);
-  const auto* b_host = static_cast<const std::byte*>(g.b);
   const auto* c_host = static_cast<const std::byte*>(g.c);
   // Rows of tiles outer (A's block reused along the row) unless B is the resident operand.
   const std::int64_t outer_count = plan.b_resident ? plan.tiles_n : plan.tiles_m;
   const std::int64_t inner_count = plan.b_resident ? plan.tiles_m : plan.tiles_n;
+  const std::int64_t tiles = outer_count * inner_count;
   std::int64_t step = 0, tile = 0;
+  bool drained = false;  // the last tile came down in the ramp's pieces
   for (std::int64_t outer = 0; outer < outer_count; ++outer)
     for (std::int64_t inner = 0; inner < inner_count; ++inner, ++tile) {
       const std::int64_t ti = plan.b_resident ? inner : outer, tj = plan.b_resident ? outer : inner;
@@ -127,32 +198,67 @@ Status enqueue(const GemmProblem& problem, const Variant& variant, const OutOfCo
           return static_cast<int>((resident ? outer : step) % kOutOfCoreBuffers);
         };
         const int as = slot(plan.a_resident), bs = slot(plan.b_resident);
-        if (!plan.a_resident || inner == 0) {
-          const Block a_block = g.trans_a ? Block{a_host, g.lda, in, k0, i0, tk, tm} : Block{a_host, g.lda, in, i0, k0, tm, tk};
-          CUDA_CHECK(cudaStreamWaitEvent(r.h2d.get(), r.a_free[as].get()));
-          GEMMLAB_TRY(upload(a_block, a_buf[as], r.h2d.get()));
-          CUDA_CHECK(cudaEventRecord(r.a_ready[as].get(), r.h2d.get()));
-        }
-        if (!plan.b_resident || inner == 0) {
-          const Block b_block = g.trans_b ? Block{b_host, g.ldb, in, j0, k0, tn, tk} : Block{b_host, g.ldb, in, k0, j0, tk, tn};
-          CUDA_CHECK(cudaStreamWaitEvent(r.h2d.get(), r.b_free[bs].get()));
-          GEMMLAB_TRY(upload(b_block, b_buf[bs], r.h2d.get()));
-          CUDA_CHECK(cudaEventRecord(r.b_ready[bs].get(), r.h2d.get()));
-        }
-        CUDA_CHECK(cudaStreamWaitEvent(compute, r.a_ready[as].get()));
-        CUDA_CHECK(cudaStreamWaitEvent(compute, r.b_ready[bs].get()));
+        const bool up_a = !plan.a_resident || inner == 0, up_b = !plan.b_resident || inner == 0;
+        const Block a = a_block(g, in, i0, tm, k0, tk), b = b_block(g, in, j0, tn, k0, tk);
         // The first block of K applies the caller's beta (0: C's tile is not read); the later
         // ones add to the tile.
         const GemmProblem block = block_problem(shape, in_type, out_type, problem.compute, tm, tn, tk, a_buf[as],
                                                 b_buf[bs], c_buf[cs], g.alpha, kb == 0 ? g.beta : 1.0);
-        if (variant.prepare) GEMMLAB_TRY(variant.prepare(block, context));
-        GEMMLAB_TRY(variant.run(block, context));
+        if (up_a) CUDA_CHECK(cudaStreamWaitEvent(r.h2d.get(), r.a_free[as].get()));
+        if (up_b) CUDA_CHECK(cudaStreamWaitEvent(r.h2d.get(), r.b_free[bs].get()));
+        const auto run = [&](const GemmProblem& piece) -> Status {
+          if (variant.prepare) GEMMLAB_TRY(variant.prepare(piece, context));
+          return variant.run(piece, context);
+        };
+        if (step == 0) {
+          // The ramp up: the blocks go up in pieces of K, each multiplied once it is there.
+          const std::int64_t piece = ramp_piece(tk);
+          for (std::int64_t k_off = 0, q = 0; k_off < tk; k_off += piece, ++q) {
+            const std::int64_t kq = std::min(piece, tk - k_off);
+            GEMMLAB_TRY(upload(a, a_buf[as], r.h2d.get(),
+                               g.trans_a ? BlockPart{k_off, 0, kq, tm} : BlockPart{0, k_off, tm, kq}));
+            GEMMLAB_TRY(upload(b, b_buf[bs], r.h2d.get(),
+                               g.trans_b ? BlockPart{0, k_off, tn, kq} : BlockPart{k_off, 0, kq, tn}));
+            CUDA_CHECK(cudaEventRecord(r.piece_up[q].get(), r.h2d.get()));
+            CUDA_CHECK(cudaStreamWaitEvent(compute, r.piece_up[q].get()));
+            GEMMLAB_TRY(run(k_piece(block, k_off, kq, k_off == 0 ? block.beta : 1.0)));
+          }
+          CUDA_CHECK(cudaEventRecord(r.a_ready[as].get(), r.h2d.get()));
+          CUDA_CHECK(cudaEventRecord(r.b_ready[bs].get(), r.h2d.get()));
+        } else {
+          if (up_a) {
+            GEMMLAB_TRY(upload(a, a_buf[as], r.h2d.get()));
+            CUDA_CHECK(cudaEventRecord(r.a_ready[as].get(), r.h2d.get()));
+          }
+          if (up_b) {
+            GEMMLAB_TRY(upload(b, b_buf[bs], r.h2d.get()));
+            CUDA_CHECK(cudaEventRecord(r.b_ready[bs].get(), r.h2d.get()));
+          }
+          CUDA_CHECK(cudaStreamWaitEvent(compute, r.a_ready[as].get()));
+          CUDA_CHECK(cudaStreamWaitEvent(compute, r.b_ready[bs].get()));
+          if (tile + 1 == tiles && kb + 1 == plan.blocks_k) {
+            // The ramp down: the last product in pieces of rows, each coming down once done.
+            const std::int64_t piece = ramp_piece(tm);
+            for (std::int64_t r0 = 0, q = 0; r0 < tm; r0 += piece, ++q) {
+              const std::int64_t rq = std::min(piece, tm - r0);
+              GEMMLAB_TRY(run(row_piece(block, r0, rq)));
+              CUDA_CHECK(cudaEventRecord(r.piece_done[q].get(), compute));
+              CUDA_CHECK(cudaStreamWaitEvent(r.d2h.get(), r.piece_done[q].get()));
+              GEMMLAB_TRY(download(c_block, c_buf[cs], r.d2h.get(), BlockPart{r0, 0, rq, tn}));
+            }
+            drained = true;
+          } else {
+            GEMMLAB_TRY(run(block));
+          }
+        }
         CUDA_CHECK(cudaEventRecord(r.a_free[as].get(), compute));
         CUDA_CHECK(cudaEventRecord(r.b_free[bs].get(), compute));
       }
-      CUDA_CHECK(cudaEventRecord(r.c_done[cs].get(), compute));
-      CUDA_CHECK(cudaStreamWaitEvent(r.d2h.get(), r.c_done[cs].get()));
-      GEMMLAB_TRY(download(c_block, c_buf[cs], r.d2h.get()));
+      if (!drained) {
+        CUDA_CHECK(cudaEventRecord(r.c_done[cs].get(), compute));
+        CUDA_CHECK(cudaStreamWaitEvent(r.d2h.get(), r.c_done[cs].get()));
+        GEMMLAB_TRY(download(c_block, c_buf[cs], r.d2h.get()));
+      }
       CUDA_CHECK(cudaEventRecord(r.c_free[cs].get(), r.d2h.get()));
     }
   return Status::ok();
