@@ -242,17 +242,23 @@ void model_out_of_core(const OutOfCoreShape& s, const OutOfCoreRates& rates, Out
   link_seconds(up, down, rates, p.h2d_seconds, p.d2h_seconds);
   // Never hidden: the first tile's C and the first piece of its blocks going up before anything
   // computes (or, where the blocks take longer to go up than the first product to run, all of
-  // them but what the product's pieces hide), and the last piece of the last tile coming down
-  // after everything has (the ramp; a plan of one step has no last pieces).
+  // them but what the product's pieces hide), and likewise the last piece of the last tile
+  // coming down after everything has (the ramp; a plan of one step has no last pieces).
   const std::int64_t tm = std::min(p.tile_m, s.m), tk = std::min(p.tile_k, s.k);
   const TileElements e = tile_elements(s, tm, std::min(p.tile_n, s.n), tk);
   const double c_tile = static_cast<double>(e.c) * out;
   const auto pieces = [](std::int64_t extent) { return static_cast<double>(ceil_div(extent, ramp_piece(extent))); };
   const double steps = static_cast<double>(p.tiles_m * p.tiles_n * p.blocks_k);
   const double first_up = static_cast<double>(e.a) * in / copy.a_up + static_cast<double>(e.b) * in / copy.b_up;
-  const double first_product = p.compute_seconds / steps, up_pieces = pieces(tk);
-  p.fill_seconds = std::max(first_up / up_pieces, first_up - first_product * (up_pieces - 1) / up_pieces) +
-                   (s.reads_c ? c_tile / copy.c_up : 0.0) + c_tile / copy.c_down / (steps == 1 ? 1.0 : pieces(tm));
+  const double first_product = p.compute_seconds / steps;  // and the last
+  // What of `copy` seconds in `count` pieces a product of `product` seconds, in as many, leaves
+  // exposed.
+  const auto exposed = [](double copy_seconds, double product, double count) {
+    return std::max(copy_seconds / count, copy_seconds - product * (count - 1) / count);
+  };
+  const double last_down = c_tile / copy.c_down;
+  p.fill_seconds = exposed(first_up, first_product, pieces(tk)) + (s.reads_c ? c_tile / copy.c_up : 0.0) +
+                   (steps == 1 ? last_down : exposed(last_down, first_product, pieces(tm)));
   p.model_seconds = p.fill_seconds + std::max({p.compute_seconds, p.h2d_seconds, p.d2h_seconds});
 }
 
