@@ -173,7 +173,8 @@ def residency(plan):
     """Which operand stays on the device while the tiles that reuse it run."""
     if plan.get("a_resident"):
         return "A resident"
-    if plan.get("b_resident"):
+    # With K in one block one operand stays (older records carry no b_resident).
+    if plan.get("b_resident", plan.get("blocks_k") == 1):
         return "B resident"
     return "A and B streamed"
 

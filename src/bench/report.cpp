@@ -210,6 +210,7 @@ nlohmann::json out_of_core_json(const OutOfCoreFigures& f) {
                  {"tiles_n", p.tiles_n},
                  {"blocks_k", p.blocks_k},
                  {"a_resident", p.a_resident},
+                 {"b_resident", p.b_resident},
                  {"device_bytes", p.device_bytes},
                  {"workspace_bytes", p.workspace_bytes},
                  {"in_core_variant", p.variant},

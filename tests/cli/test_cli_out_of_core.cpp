@@ -69,6 +69,15 @@ TEST(CliOutOfCoreGpu, ASmallRunIsVerifiedAndRecordsItsSchedule) {
       EXPECT_LE(plan["device_bytes"].get<double>(), r["out_of_core"]["device_memory_limit"].get<double>());
       EXPECT_GT(plan["tiles_m"].get<int>() * plan["tiles_n"].get<int>() * plan["blocks_k"].get<int>(), 1);
       EXPECT_GT(r["out_of_core"]["model"]["bound_ms"].get<double>(), 0);
+      // What the model measured beside the block products: strided copies at each row
+      // length, both ways, and the rung's tile overhead.
+      const auto& model = r["out_of_core"]["model"];
+      EXPECT_GE(model["tile_overhead_k"].get<double>(), 0);
+      for (const char* way : {"h2d_bytes_per_second", "d2h_bytes_per_second"}) {
+        const auto& rates = model["strided_beside_products"][way];
+        ASSERT_EQ(rates.size(), 4u) << model.dump();
+        for (const auto& rate : rates) EXPECT_GT(rate.get<double>(), 0) << way;
+      }
     } else if (mode == "in_core") {
       ++modes[1];
     } else if (mode == "cublasxt") {
