@@ -41,8 +41,9 @@ struct OutOfCoreRates {
   // The device's SMs: a block product with too few output tiles to fill them runs slower.
   int multiprocessors = 0;
   // The rung's fixed cost of an output tile (filling its pipeline, reading and writing C), in
-  // units of K: a block product of K k runs at k / (k + this) of the rate (0: 128). The
-  // tensor-core rungs' is thousands (measured by the bench), so thin blocks of K cost them most.
+  // units of K: a block product of K k runs at k / (k + this) of the rate (0: a nominal one
+  // for the precision). The tensor-core rungs' runs to thousands (the bench measures it), so
+  // thin blocks of K cost them most.
   double tile_overhead_k = 0;
 };
 

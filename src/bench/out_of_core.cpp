@@ -44,7 +44,7 @@ Record new_record(const Options& o, const GemmProblem& p, const std::string& nam
 // matrix move at.
 struct BlockRates {
   double alone = 0, beside_copies = 0;
-  double tile_overhead_k = 0;  // 0: not measured (K too short to cut)
+  double tile_overhead_k = 0;  // 0: not measured (K too short to cut, or noise)
   cuda::StridedBesideRates strided;
 };
 // The tile overhead is measured on blocks of this much of K (or all of it, or the plan's if
@@ -106,7 +106,8 @@ Status block_rate(Executor& ex, const GemmProblem& host, const Variant& v, const
     GEMMLAB_TRY(median_ms(whole, t1));
     GEMMLAB_TRY(median_ms(quarter, t4));
     const double per_k = (t1 - t4) / static_cast<double>(k_long - k_long / 4);
-    if (per_k > 0) out.tile_overhead_k = std::max(0.0, (t1 - per_k * static_cast<double>(k_long)) / per_k);
+    // A fixed cost too small to tell from the noise counts as one k.
+    if (per_k > 0) out.tile_overhead_k = std::max(1.0, (t1 - per_k * static_cast<double>(k_long)) / per_k);
   }
   double ms = 0;
   return cuda::measure_strided_beside([&] { return ex.time_once([&] { return gemm(ex.context(), p, v); }, ms); },
@@ -206,10 +207,12 @@ Status run_out_of_core(const Options& o, const OutOfCoreJob& job, Executor& ex, 
       if (s) {
         options.in_core.variant = plan.variant;
         const int sms = cuda::device_sm_count();
-        options.rates.tile_overhead_k = rate.tile_overhead_k;
+        options.rates.tile_overhead_k = rate.tile_overhead_k > 0
+                                            ? rate.tile_overhead_k
+                                            : nominal_rates(v.input, v.compute, v.tensor_cores).tile_overhead_k;
         options.rates.flops_per_second = rate.alone / block_efficiency(std::min(plan.tile_m, p.m), std::min(plan.tile_n, p.n),
                                                                       std::min(plan.tile_k, p.k), sms,
-                                                                      rate.tile_overhead_k);
+                                                                      options.rates.tile_overhead_k);
         options.rates.h2d_bytes_per_second = link.h2d;
         options.rates.d2h_bytes_per_second = link.d2h;
         options.rates.h2d_both_bytes_per_second = link.h2d_both;

@@ -62,7 +62,8 @@ std::uint64_t tile_buffer_bytes(const OutOfCoreShape& s, std::int64_t tm, std::i
 using WorkspaceBound = std::function<std::uint64_t(std::int64_t tm, std::int64_t tn, std::int64_t tk)>;
 
 // The nominal rates for a precision, where the caller measured none: an H100's in-core rates
-// (float32 SIMT 50, 3xTF32 120, tf32 400, bf16 and f16 650 TFLOP/s) and 25 GB/s each way.
+// (float32 SIMT 50, 3xTF32 120, tf32 400, bf16 and f16 650 TFLOP/s), their tile overheads
+// (SIMT 128 of K, 3xTF32 250, tf32 1,250, bf16 and f16 2,500) and 25 GB/s each way.
 OutOfCoreRates nominal_rates(DType input, DType compute, bool tensor_cores);
 
 // The share of the in-core rate a (tm x tn x tk) block product reaches, by the model: its
