@@ -82,44 +82,48 @@ struct BlockPart {
   std::int64_t row0 = 0, col0 = 0, rows = -1, cols = -1;  // -1: the whole block
 };
 
-Status upload(const Block& b, void* device, cudaStream_t stream, BlockPart part = {}) {
+// One part of a block, host side and device side, as cudaMemcpy2DAsync takes them.
+struct PartCopy {
+  std::byte* host;
+  std::byte* device;
+  std::size_t host_pitch, device_pitch, width;
+  std::int64_t rows;
+};
+PartCopy part_copy(const Block& b, const void* device, BlockPart part) {
   const std::int64_t rows = part.rows < 0 ? b.rows : part.rows, cols = part.cols < 0 ? b.cols : part.cols;
   const std::int64_t ld = device_ld(b.cols), e = static_cast<std::int64_t>(b.element);
-  CUDA_CHECK(cudaMemcpy2DAsync(static_cast<std::byte*>(device) + (part.row0 * ld + part.col0) * e, ld * e,
-                               b.at() + (part.row0 * b.ld + part.col0) * e, b.ld * e, cols * e, rows,
+  return {b.at() + (part.row0 * b.ld + part.col0) * e,
+          static_cast<std::byte*>(const_cast<void*>(device)) + (part.row0 * ld + part.col0) * e,
+          static_cast<std::size_t>(b.ld * e), static_cast<std::size_t>(ld * e), static_cast<std::size_t>(cols * e),
+          rows};
+}
+
+Status upload(const Block& b, void* device, cudaStream_t stream, BlockPart part = {}) {
+  const PartCopy c = part_copy(b, device, part);
+  CUDA_CHECK(cudaMemcpy2DAsync(c.device, c.device_pitch, c.host, c.host_pitch, c.width, c.rows,
                                cudaMemcpyHostToDevice, stream));
   return Status::ok();
 }
 
 Status download(const Block& b, const void* device, cudaStream_t stream, BlockPart part = {}) {
-  const std::int64_t rows = part.rows < 0 ? b.rows : part.rows, cols = part.cols < 0 ? b.cols : part.cols;
-  const std::int64_t ld = device_ld(b.cols), e = static_cast<std::int64_t>(b.element);
-  CUDA_CHECK(cudaMemcpy2DAsync(b.at() + (part.row0 * b.ld + part.col0) * e, b.ld * e,
-                               static_cast<const std::byte*>(device) + (part.row0 * ld + part.col0) * e, ld * e,
-                               cols * e, rows, cudaMemcpyDeviceToHost, stream));
+  const PartCopy c = part_copy(b, device, part);
+  CUDA_CHECK(cudaMemcpy2DAsync(c.host, c.host_pitch, c.device, c.device_pitch, c.width, c.rows,
+                               cudaMemcpyDeviceToHost, stream));
   return Status::ok();
 }
 
-// The K range k0.. (kq of it) of a block product: the ramp's first pieces. A and B stay where
-// they are, offset along K.
+// Rows i0.. and columns j0.. of `x` (rows x cols of them).
+Matrix part_of(Matrix x, std::int64_t i0, std::int64_t j0, std::int64_t rows, std::int64_t cols) {
+  x.data = static_cast<std::byte*>(x.data) + x.offset(i0, j0) * static_cast<std::int64_t>(storage_bytes(x.dtype));
+  x.rows = rows;
+  x.cols = cols;
+  return x;
+}
+
+// The K range k0.. (kq of it) of a block product: the ramp's first pieces.
 GemmProblem k_piece(GemmProblem p, std::int64_t k0, std::int64_t kq, double beta) {
-  const auto shift = [](Matrix& x, std::int64_t row0, std::int64_t col0) {
-    x.data = static_cast<std::byte*>(x.data) + (row0 * x.ld + col0) * static_cast<std::int64_t>(storage_bytes(x.dtype));
-  };
-  if (p.op_a == Op::N) {
-    shift(p.a, 0, k0);
-    p.a.cols = kq;
-  } else {
-    shift(p.a, k0, 0);
-    p.a.rows = kq;
-  }
-  if (p.op_b == Op::N) {
-    shift(p.b, k0, 0);
-    p.b.rows = kq;
-  } else {
-    shift(p.b, 0, k0);
-    p.b.cols = kq;
-  }
+  p.a = p.op_a == Op::N ? part_of(p.a, 0, k0, p.a.rows, kq) : part_of(p.a, k0, 0, kq, p.a.cols);
+  p.b = p.op_b == Op::N ? part_of(p.b, k0, 0, kq, p.b.cols) : part_of(p.b, 0, k0, p.b.rows, kq);
   p.k = kq;
   p.beta = beta;
   return p;
@@ -127,18 +131,8 @@ GemmProblem k_piece(GemmProblem p, std::int64_t k0, std::int64_t kq, double beta
 
 // Rows r0.. (rq of them) of a block product's C: the ramp's last pieces.
 GemmProblem row_piece(GemmProblem p, std::int64_t r0, std::int64_t rq) {
-  const auto at = [](const Matrix& x, std::int64_t row0, std::int64_t col0) {
-    return static_cast<std::byte*>(x.data) + (row0 * x.ld + col0) * static_cast<std::int64_t>(storage_bytes(x.dtype));
-  };
-  if (p.op_a == Op::N) {
-    p.a.data = at(p.a, r0, 0);
-    p.a.rows = rq;
-  } else {
-    p.a.data = at(p.a, 0, r0);
-    p.a.cols = rq;
-  }
-  p.c.data = at(p.c, r0, 0);
-  p.c.rows = rq;
+  p.a = p.op_a == Op::N ? part_of(p.a, r0, 0, rq, p.a.cols) : part_of(p.a, 0, r0, p.a.rows, rq);
+  p.c = part_of(p.c, r0, 0, rq, p.c.cols);
   p.m = rq;
   return p;
 }
