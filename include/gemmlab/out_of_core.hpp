@@ -32,12 +32,20 @@ struct OutOfCoreRates {
   // Host to device in strided copies (a block whose rows are shorter than its matrix's), alone
   // in rows of 16 KiB; 0: three quarters of the contiguous rate.
   double h2d_strided_bytes_per_second = 0;
-  // Strided copies as the schedule makes them, beside its block products, by the length of
-  // their rows: each direction's rate in rows of kStridedRowBytes[i] bytes (interpolated in the
-  // logarithm of the row between them). Where unmeasured (0), the figures above. Rows of a few
-  // KiB lose far more beside a running kernel than one long run does.
-  static constexpr std::array<double, 4> kStridedRowBytes = {512, 2048, 8192, 32768};
-  std::array<double, 4> h2d_strided_beside{}, d2h_strided_beside{};
+  // Strided copies as the schedule makes them, beside its block products: each operand's
+  // blocks in rows of kStridedRowBytes[i] bytes out of that operand's own host rows, each
+  // direction's rate (interpolated in the logarithm of the row between the points; held at the
+  // ends). Where unmeasured (any point 0), the figures above. A short row loses far more beside
+  // a running kernel than one long run does, and more the farther apart the host rows are (on
+  // an H100, rows 64 KiB apart move at half the rate of rows 16 KiB apart), so each operand's
+  // curve is measured at its own pitch. The rate is not monotonic in the row: rows of 3 and
+  // 12 KiB move slower than rows of 2 and 8 KiB, hence points at 1.5 x powers of two.
+  static constexpr std::array<double, 13> kStridedRowBytes = {512,  768,  1024,  1536,  2048,  3072, 4096,
+                                                              6144, 8192, 12288, 16384, 32768, 65536};
+  struct StridedCurve {
+    std::array<double, kStridedRowBytes.size()> h2d{}, d2h{};
+  };
+  StridedCurve a_strided_beside, b_strided_beside, c_strided_beside;
   // The device's SMs: a block product with too few output tiles to fill them runs slower.
   int multiprocessors = 0;
   // The rung's fixed cost of an output tile (filling its pipeline, reading and writing C), in
@@ -71,7 +79,9 @@ struct OutOfCorePlan {
   double flops = 0;
   // The model's time and its parts, in seconds, at the rates the plan was made with.
   double compute_seconds = 0, h2d_seconds = 0, d2h_seconds = 0;
-  double fill_seconds = 0;   // the first blocks' upload and the last tile's download: never hidden
+  // The first blocks' upload, the last tile's download and what cutting those products into
+  // the ramp's pieces costs: never hidden.
+  double fill_seconds = 0;
   double model_seconds = 0;  // fill + max(compute, h2d, d2h)
   OutOfCoreRates rates{};    // what the model assumed
   std::string variant, config;  // the in-core rung that computes the blocks

@@ -40,17 +40,19 @@ Record new_record(const Options& o, const GemmProblem& p, const std::string& nam
 // beside the copies' traffic). With `first`, also what the model needs of the rung and the
 // link: the rung's fixed cost per output tile in units of K, from the block product at a
 // quarter of its K beside the whole one; and strided copies' rates beside these products, by
-// the length of their rows (cuda/runtime/host_link.cpp), what the schedule's blocks of a wider
-// matrix move at.
+// the length of their rows and at each operand's pitch (cuda/runtime/host_link.cpp), what the
+// schedule's blocks of a wider matrix move at.
 struct BlockRates {
   double alone = 0, beside_copies = 0;
   double tile_overhead_k = 0;  // 0: not measured (K too short to cut, or noise)
-  cuda::StridedBesideRates strided;
+  OutOfCoreRates::StridedCurve a_strided, b_strided, c_strided;
 };
 // The tile overhead is measured on blocks of this much of K (or all of it, or the plan's if
 // longer) and a quarter of it, where that is at least kOverheadMinK.
 constexpr std::int64_t kOverheadK = 4096;
 constexpr std::int64_t kOverheadMinK = 1024;
+// Rounds of measuring beside a plan's product and planning again at what was measured.
+constexpr int kPlanRounds = 3;
 
 Status block_rate(Executor& ex, const GemmProblem& host, const Variant& v, const OutOfCorePlan& plan, bool first,
                   BlockRates& out) {
@@ -109,9 +111,19 @@ Status block_rate(Executor& ex, const GemmProblem& host, const Variant& v, const
     // A fixed cost too small to tell from the noise counts as one k.
     if (per_k > 0) out.tile_overhead_k = std::max(1.0, (t1 - per_k * static_cast<double>(k_long)) / per_k);
   }
+  // Each operand's strided copies at its own pitch; operands with the same pitch share a curve.
   double ms = 0;
-  return cuda::measure_strided_beside([&] { return ex.time_once([&] { return gemm(ex.context(), p, v); }, ms); },
-                                      out.strided);
+  const auto product = [&] { return ex.time_once([&] { return gemm(ex.context(), p, v); }, ms); };
+  const std::size_t out_bytes = sizeof(float);
+  const std::size_t pitches[3] = {static_cast<std::size_t>(g.lda) * in, static_cast<std::size_t>(g.ldb) * in,
+                                  static_cast<std::size_t>(g.ldc) * out_bytes};
+  OutOfCoreRates::StridedCurve* curves[3] = {&out.a_strided, &out.b_strided, &out.c_strided};
+  for (int i = 0; i < 3; ++i) {
+    const int same = static_cast<int>(std::find(pitches, pitches + i, pitches[i]) - pitches);
+    if (same < i) *curves[i] = *curves[same];
+    else GEMMLAB_TRY(cuda::measure_strided_beside(product, pitches[i], *curves[i]));
+  }
+  return Status::ok();
 }
 
 // The in-core rung on device copies of the operands, where they fit the device.
@@ -190,9 +202,13 @@ Status run_out_of_core(const Options& o, const OutOfCoreJob& job, Executor& ex, 
       Record r = new_record(o, p, "ooc_" + rung, "", "out_of_core");
       r.out_of_core->device_memory_limit = limit;
       // The plan at nominal rates; the block product's rate measured at its tiles and taken
-      // back to the rate of a block that fills the SMs (block_efficiency); the plan again at
-      // that rate and the measured link: the tiles the model chooses for this machine. The
-      // final block's rate, measured too, is the compute term of the bound.
+      // back to the rate of a block that fills the SMs (block_efficiency), and the copies'
+      // rates beside it; the plan again at those rates and the measured link: the tiles the
+      // model chooses for this machine. What the copies keep depends on the product beside
+      // them (one that reads and writes a tall C in every thin block of K leaves them less of
+      // the device's memory), so this repeats beside each new plan's product until the plan
+      // stays (kPlanRounds at most). The final block's rate, measured too, is the compute term
+      // of the bound.
       Status s = plan_out_of_core(ex.context(), p, options, plan);
       if (s) {
         GemmOptions named = options.in_core;
@@ -202,10 +218,11 @@ Status run_out_of_core(const Options& o, const OutOfCoreJob& job, Executor& ex, 
       BlockRates rate;
       if (s) {
         release_out_of_core_buffers(ex.context());
-        s = block_rate(ex, p, v, plan, true, rate);
-      }
-      if (s) {
         options.in_core.variant = plan.variant;
+      }
+      for (int round = 0; s && round < kPlanRounds; ++round) {
+        s = block_rate(ex, p, v, plan, true, rate);
+        if (!s) break;
         const int sms = cuda::device_sm_count();
         options.rates.tile_overhead_k = rate.tile_overhead_k > 0
                                             ? rate.tile_overhead_k
@@ -218,13 +235,15 @@ Status run_out_of_core(const Options& o, const OutOfCoreJob& job, Executor& ex, 
         options.rates.h2d_both_bytes_per_second = link.h2d_both;
         options.rates.d2h_both_bytes_per_second = link.d2h_both;
         options.rates.h2d_strided_bytes_per_second = link.h2d_strided;
-        options.rates.h2d_strided_beside = rate.strided.h2d;
-        options.rates.d2h_strided_beside = rate.strided.d2h;
+        options.rates.a_strided_beside = rate.a_strided;
+        options.rates.b_strided_beside = rate.b_strided;
+        options.rates.c_strided_beside = rate.c_strided;
         options.rates.multiprocessors = sms;
-        const OutOfCorePlan first = plan;
+        const OutOfCorePlan before = plan;
         s = plan_out_of_core(ex.context(), p, options, plan);
-        if (s && (plan.tile_m != first.tile_m || plan.tile_n != first.tile_n || plan.tile_k != first.tile_k))
-          s = block_rate(ex, p, v, plan, false, rate);
+        const bool same = plan.tile_m == before.tile_m && plan.tile_n == before.tile_n && plan.tile_k == before.tile_k;
+        if (same) break;
+        if (s && round + 1 == kPlanRounds) s = block_rate(ex, p, v, plan, false, rate);
       }
       if (!s) {
         r.status = s.code() == StatusCode::NotSupported ? "skipped" : "error";

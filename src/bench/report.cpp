@@ -194,6 +194,12 @@ std::string format_csv(const std::vector<Record>& records) {
 
 namespace {
 
+// An operand's strided copies, each way, at the row lengths of OutOfCoreRates::kStridedRowBytes
+// (at its own host pitch: the record's ld).
+nlohmann::json strided_curve_json(const OutOfCoreRates::StridedCurve& curve) {
+  return {{"h2d_bytes_per_second", curve.h2d}, {"d2h_bytes_per_second", curve.d2h}};
+}
+
 nlohmann::json out_of_core_json(const OutOfCoreFigures& f) {
   nlohmann::json j = {{"mode", f.mode}};
   if (f.mode == "cublasxt") {
@@ -228,8 +234,9 @@ nlohmann::json out_of_core_json(const OutOfCoreFigures& f) {
                   {"h2d_strided_bytes_per_second", p.rates.h2d_strided_bytes_per_second},
                   {"strided_beside_products",
                    {{"row_bytes", OutOfCoreRates::kStridedRowBytes},
-                    {"h2d_bytes_per_second", p.rates.h2d_strided_beside},
-                    {"d2h_bytes_per_second", p.rates.d2h_strided_beside}}},
+                    {"a", strided_curve_json(p.rates.a_strided_beside)},
+                    {"b", strided_curve_json(p.rates.b_strided_beside)},
+                    {"c", strided_curve_json(p.rates.c_strided_beside)}}},
                   {"compute_ms", p.compute_seconds * 1e3},
                   {"h2d_ms", p.h2d_seconds * 1e3},
                   {"d2h_ms", p.d2h_seconds * 1e3},

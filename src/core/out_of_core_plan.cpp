@@ -57,7 +57,8 @@ namespace {
 // The rate of a strided copy in rows of `row` bytes: from the curve measured beside the block
 // products where there is one (interpolated in the logarithm of the row, held at its ends),
 // else `fallback`.
-double strided_rate(const std::array<double, 4>& curve, double row, double fallback) {
+using StridedPoints = std::array<double, OutOfCoreRates::kStridedRowBytes.size()>;
+double strided_rate(const StridedPoints& curve, double row, double fallback) {
   if (std::any_of(curve.begin(), curve.end(), [](double r) { return r <= 0; })) return fallback;
   const auto& rows = OutOfCoreRates::kStridedRowBytes;
   if (row <= rows.front()) return curve.front();
@@ -102,18 +103,19 @@ struct CopyRates {
 CopyRates copy_rates(const OutOfCoreShape& s, const OutOfCorePlan& p, const OutOfCoreRates& r) {
   const double strided_up = r.h2d_strided_bytes_per_second > 0 ? r.h2d_strided_bytes_per_second
                                                                  : kNominalStridedShare * r.h2d_bytes_per_second;
-  const auto up = [&](bool strided, double row) {
-    return strided ? strided_rate(r.h2d_strided_beside, row, strided_up) : r.h2d_bytes_per_second;
+  const auto up = [&](bool strided, const OutOfCoreRates::StridedCurve& curve, double row) {
+    return strided ? strided_rate(curve.h2d, row, strided_up) : r.h2d_bytes_per_second;
   };
   const double tm = static_cast<double>(std::min(p.tile_m, s.m)), tn = static_cast<double>(std::min(p.tile_n, s.n)),
                tk = static_cast<double>(std::min(p.tile_k, s.k));
   const double in = static_cast<double>(s.input_bytes), out = static_cast<double>(s.output_bytes);
   const bool c_strided = p.tile_n < s.n;
   CopyRates c;
-  c.a_up = up(a_strided(s, p), (s.trans_a ? tm : tk) * in);
-  c.b_up = up(b_strided(s, p), (s.trans_b ? tk : tn) * in);
-  c.c_up = up(c_strided, tn * out);
-  c.c_down = c_strided ? strided_rate(r.d2h_strided_beside, tn * out, r.d2h_bytes_per_second) : r.d2h_bytes_per_second;
+  c.a_up = up(a_strided(s, p), r.a_strided_beside, (s.trans_a ? tm : tk) * in);
+  c.b_up = up(b_strided(s, p), r.b_strided_beside, (s.trans_b ? tk : tn) * in);
+  c.c_up = up(c_strided, r.c_strided_beside, tn * out);
+  c.c_down = c_strided ? strided_rate(r.c_strided_beside.d2h, tn * out, r.d2h_bytes_per_second)
+                       : r.d2h_bytes_per_second;
   return c;
 }
 
@@ -248,15 +250,35 @@ void model_out_of_core(const OutOfCoreShape& s, const OutOfCoreRates& rates, Out
   link_seconds(up, down, rates, p.h2d_seconds, p.d2h_seconds);
   // Never hidden: the first tile's C and the first piece of its blocks going up before anything
   // computes (or, where the blocks take longer to go up than the first product to run, all of
-  // them but what the product's pieces hide), and likewise the last piece of the last tile
-  // coming down after everything has (the ramp; a plan of one step has no last pieces).
-  const std::int64_t tm = std::min(p.tile_m, s.m), tk = std::min(p.tile_k, s.k);
-  const TileElements e = tile_elements(s, tm, std::min(p.tile_n, s.n), tk);
+  // them but what the product's pieces hide), likewise the last piece of the last tile coming
+  // down after everything has (the ramp; a plan of one step has no last pieces), and what
+  // running those products in pieces costs where the products are the longest part.
+  const std::int64_t tm = std::min(p.tile_m, s.m), tn = std::min(p.tile_n, s.n), tk = std::min(p.tile_k, s.k);
+  const TileElements e = tile_elements(s, tm, tn, tk);
   const double c_tile = static_cast<double>(e.c) * out;
   const auto pieces = [](std::int64_t extent) { return static_cast<double>(ceil_div(extent, ramp_piece(extent))); };
   const double steps = static_cast<double>(p.tiles_m * p.tiles_n * p.blocks_k);
   const double first_up = static_cast<double>(e.a) * in / copy.a_up + static_cast<double>(e.b) * in / copy.b_up;
-  const double first_product = p.compute_seconds / steps;  // and the last
+  // A block product's time by the model, and the same product run in the ramp's pieces (of K
+  // first, of rows last): each piece pays the tile overhead again and fills fewer waves.
+  const auto product_seconds = [&](std::int64_t rows, std::int64_t depth) {
+    return 2.0 * static_cast<double>(rows) * static_cast<double>(tn) * static_cast<double>(depth) /
+           (rates.flops_per_second * block_efficiency(rows, tn, depth, sms, rates.tile_overhead_k));
+  };
+  const auto in_pieces = [&](std::int64_t extent, const auto& piece_seconds) {
+    const std::int64_t piece = ramp_piece(extent);
+    double seconds = 0;
+    for (std::int64_t at = 0; at < extent; at += piece) seconds += piece_seconds(std::min(piece, extent - at));
+    return seconds;
+  };
+  const double whole_product = product_seconds(tm, tk);
+  const double first_product = in_pieces(tk, [&](std::int64_t depth) { return product_seconds(tm, depth); });
+  const double last_product =
+      steps == 1 ? whole_product : in_pieces(tm, [&](std::int64_t rows) { return product_seconds(rows, tk); });
+  // The pieces' extra time is exposed where the products are the longest part of the run.
+  const double ramp_extra = (first_product - whole_product) + (last_product - whole_product);
+  const double ramp_exposed =
+      std::max(0.0, p.compute_seconds + ramp_extra - std::max({p.compute_seconds, p.h2d_seconds, p.d2h_seconds}));
   // What of `copy` seconds in `count` pieces a product of `product` seconds, in as many, leaves
   // exposed.
   const auto exposed = [](double copy_seconds, double product, double count) {
@@ -264,7 +286,7 @@ void model_out_of_core(const OutOfCoreShape& s, const OutOfCoreRates& rates, Out
   };
   const double last_down = c_tile / copy.c_down;
   p.fill_seconds = exposed(first_up, first_product, pieces(tk)) + (s.reads_c ? c_tile / copy.c_up : 0.0) +
-                   (steps == 1 ? last_down : exposed(last_down, first_product, pieces(tm)));
+                   (steps == 1 ? last_down : exposed(last_down, last_product, pieces(tm))) + ramp_exposed;
   p.model_seconds = p.fill_seconds + std::max({p.compute_seconds, p.h2d_seconds, p.d2h_seconds});
 }
 

@@ -43,13 +43,12 @@ struct HostLinkRates {
   double h2d_strided = 0;  // alone, in rows of 16 KiB out of rows twice as long
 };
 Status measure_host_link(std::size_t bytes, int reps, HostLinkRates& out);
-// Strided copies (rows of OutOfCoreRates::kStridedRowBytes[i] bytes out of host rows at least
-// four times as long and 32 KiB) each way, timed while `product` (a block product, synchronous) runs again
-// and again until each is done: the out-of-core schedule's conditions, in bytes per second.
-struct StridedBesideRates {
-  std::array<double, 4> h2d{}, d2h{};
-};
-Status measure_strided_beside(const std::function<Status()>& product, StridedBesideRates& out);
+// Strided copies each way in rows of OutOfCoreRates::kStridedRowBytes[i] bytes out of host
+// rows `pitch_bytes` apart (a row as long as the pitch or longer: one contiguous run), each
+// timed while `product` (a block product, synchronous) runs again and again until it is done:
+// the out-of-core schedule's conditions, in bytes per second.
+Status measure_strided_beside(const std::function<Status()>& product, std::size_t pitch_bytes,
+                              OutOfCoreRates::StridedCurve& out);
 // Runs `work` while copies go both ways over the host link for about `seconds` (the
 // out-of-core schedule's conditions: kernels measured alone run faster than beside them).
 Status under_link_traffic(double seconds, const std::function<Status()>& work);

@@ -23,7 +23,7 @@ Status scale_c(const GemmProblem&, Stream) {
 Status run_out_of_core(const GemmProblem&, const Variant&, const OutOfCorePlan&, RunContext&) {
   return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"};
 }
-Status measure_strided_beside(const std::function<Status()>&, StridedBesideRates&) {
+Status measure_strided_beside(const std::function<Status()>&, std::size_t, OutOfCoreRates::StridedCurve&) {
   return {StatusCode::NotSupported, "this build of gemmlab has no CUDA backend"};
 }
 Status cublasxt_sgemm(const GemmProblem&, const std::vector<int>&, int, RunContext&) {

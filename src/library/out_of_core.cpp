@@ -103,8 +103,9 @@ Status plan_with(Context& context, const GemmProblem& problem, const OutOfCoreOp
   rates.h2d_both_bytes_per_second = options.rates.h2d_both_bytes_per_second;
   rates.d2h_both_bytes_per_second = options.rates.d2h_both_bytes_per_second;
   rates.h2d_strided_bytes_per_second = options.rates.h2d_strided_bytes_per_second;
-  rates.h2d_strided_beside = options.rates.h2d_strided_beside;
-  rates.d2h_strided_beside = options.rates.d2h_strided_beside;
+  rates.a_strided_beside = options.rates.a_strided_beside;
+  rates.b_strided_beside = options.rates.b_strided_beside;
+  rates.c_strided_beside = options.rates.c_strided_beside;
   if (options.rates.tile_overhead_k > 0) rates.tile_overhead_k = options.rates.tile_overhead_k;
   rates.multiprocessors = options.rates.multiprocessors > 0 ? options.rates.multiprocessors : cuda::device_sm_count();
   const WorkspaceBound workspace = [&variant](std::int64_t tm, std::int64_t tn, std::int64_t tk) {

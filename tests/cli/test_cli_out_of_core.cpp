@@ -73,11 +73,15 @@ TEST(CliOutOfCoreGpu, ASmallRunIsVerifiedAndRecordsItsSchedule) {
       // length, both ways, and the rung's tile overhead.
       const auto& model = r["out_of_core"]["model"];
       EXPECT_GE(model["tile_overhead_k"].get<double>(), 0);
-      for (const char* way : {"h2d_bytes_per_second", "d2h_bytes_per_second"}) {
-        const auto& rates = model["strided_beside_products"][way];
-        ASSERT_EQ(rates.size(), 4u) << model.dump();
-        for (const auto& rate : rates) EXPECT_GT(rate.get<double>(), 0) << way;
-      }
+      const auto& strided = model["strided_beside_products"];
+      const std::size_t points = strided["row_bytes"].size();
+      EXPECT_GE(points, 4u) << model.dump();
+      for (const char* operand : {"a", "b", "c"})
+        for (const char* way : {"h2d_bytes_per_second", "d2h_bytes_per_second"}) {
+          const auto& rates = strided[operand][way];
+          ASSERT_EQ(rates.size(), points) << model.dump();
+          for (const auto& rate : rates) EXPECT_GT(rate.get<double>(), 0) << operand << " " << way;
+        }
     } else if (mode == "in_core") {
       ++modes[1];
     } else if (mode == "cublasxt") {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "core/out_of_core_plan.hpp"
@@ -107,28 +108,40 @@ TEST(OutOfCorePlan, TheStreamedOperandIsTheOneWhoseBlocksAreContiguous) {
   EXPECT_TRUE(tt.a_resident) << tt.describe();
 }
 
-TEST(OutOfCorePlan, StridedCopiesMoveAtTheRateOfTheirRowLength) {
-  // Row-major NN float32, tiles 4096 x 4096 x 512: A's blocks in rows of 2 KiB, B's and C's in
-  // rows of 16 KiB (between the curve's 8 and 32 KiB: halfway in the logarithm). The shared
-  // rates are left unmeasured, so each direction keeps its own.
+TEST(OutOfCorePlan, StridedCopiesMoveAtTheirOperandsRateForTheirRowLength) {
+  // Row-major NN float32, tiles 4096 x 4096 x 640: A's blocks in rows of 2.5 KiB (between the
+  // curve's points at 2 and 3 KiB), B's and C's in rows of 16 KiB. Each operand has its own
+  // curve, here linear in the logarithm of the row, which the interpolation reproduces. The
+  // shared rates are left unmeasured, so each direction keeps its own.
   const OutOfCoreShape s = square(8192);
   OutOfCoreRates r = nominal_rates(DType::F32, DType::F32, false);
-  r.h2d_strided_beside = {10e9, 20e9, 40e9, 50e9};
-  r.d2h_strided_beside = {5e9, 10e9, 20e9, 30e9};
+  const auto curve = [](double scale) {
+    OutOfCoreRates::StridedCurve c;
+    for (std::size_t i = 0; i < OutOfCoreRates::kStridedRowBytes.size(); ++i) {
+      c.h2d[i] = scale * std::log2(OutOfCoreRates::kStridedRowBytes[i] / 256);
+      c.d2h[i] = c.h2d[i] / 2;
+    }
+    return c;
+  };
+  r.a_strided_beside = curve(10e9);
+  r.b_strided_beside = curve(20e9);
+  r.c_strided_beside = curve(5e9);
   OutOfCorePlan p;
   p.tile_m = p.tile_n = 4096;
-  p.tile_k = 512;
+  p.tile_k = 640;
   model_out_of_core(s, r, p);
   const double a = 8192.0 * 8192 * 4 * 2, b = a;  // each streamed once per column (row) of tiles
-  EXPECT_NEAR(p.h2d_seconds, a / 20e9 + b / 45e9, 1e-9 * p.h2d_seconds);
-  EXPECT_NEAR(p.d2h_seconds, 8192.0 * 8192 * 4 / 25e9, 1e-9 * p.d2h_seconds);
-  // Unmeasured (any point 0): the link's strided figure, and the contiguous rate down.
-  r.h2d_strided_beside[0] = 0;
-  r.d2h_strided_beside[3] = 0;
+  const double c = 8192.0 * 8192 * 4;
+  EXPECT_NEAR(p.h2d_seconds, a / (10e9 * std::log2(10.0)) + b / (20e9 * 6), 1e-9 * p.h2d_seconds);
+  EXPECT_NEAR(p.d2h_seconds, c / (5e9 * 6 / 2), 1e-9 * p.d2h_seconds);
+  // Unmeasured (any point of a curve 0): the link's strided figure up, the contiguous rate
+  // down; an operand measured keeps its curve.
+  r.a_strided_beside.h2d[0] = 0;
+  r.c_strided_beside.d2h[12] = 0;
   r.h2d_strided_bytes_per_second = 16e9;
   model_out_of_core(s, r, p);
-  EXPECT_NEAR(p.h2d_seconds, (a + b) / 16e9, 1e-9 * p.h2d_seconds);
-  EXPECT_NEAR(p.d2h_seconds, 8192.0 * 8192 * 4 / r.d2h_bytes_per_second, 1e-9 * p.d2h_seconds);
+  EXPECT_NEAR(p.h2d_seconds, a / 16e9 + b / (20e9 * 6), 1e-9 * p.h2d_seconds);
+  EXPECT_NEAR(p.d2h_seconds, c / r.d2h_bytes_per_second, 1e-9 * p.d2h_seconds);
 }
 
 TEST(OutOfCorePlan, TheRampCutsTheFillIntoPieces) {
@@ -137,7 +150,10 @@ TEST(OutOfCorePlan, TheRampCutsTheFillIntoPieces) {
   EXPECT_EQ(ramp_piece(1100), 512);   // a quarter, rounded up to the tile alignment: 3 pieces
   EXPECT_EQ(ramp_piece(32768), 8192);
   // The fill: a quarter of the first step's blocks up where the first product hides the rest,
-  // else all of them but three quarters of that product; likewise the last tile down.
+  // else all of them but three quarters of that product; likewise the last tile down. The
+  // products cut into pieces (4 of K first, 4 of rows last) take longer than whole ones (each
+  // piece pays the tile overhead, fewer tiles fill fewer waves), which shows where compute is
+  // the longest part of the run.
   const OutOfCoreShape s = square(8192);
   OutOfCoreRates r = nominal_rates(DType::F32, DType::F32, false);
   r.h2d_strided_bytes_per_second = r.h2d_bytes_per_second;  // B's blocks are strided
@@ -151,11 +167,19 @@ TEST(OutOfCorePlan, TheRampCutsTheFillIntoPieces) {
     p.tile_k = 8192;
     p.a_resident = true;
     model_out_of_core(s, r, p);
-    const double product = p.compute_seconds / 4;  // 2 x 2 tiles, one block of K
-    const double fill = std::max(up / 4, up - product * 3 / 4) + std::max(down / 4, down - product * 3 / 4);
+    const auto seconds = [&](std::int64_t rows, std::int64_t depth) {
+      return 2.0 * static_cast<double>(rows * 4096 * depth) /
+             (flops * block_efficiency(rows, 4096, depth, r.multiprocessors, r.tile_overhead_k));
+    };
+    const double whole = seconds(4096, 8192), first = 4 * seconds(4096, 2048), last = 4 * seconds(1024, 8192);
+    EXPECT_GT(first, whole * 1.01);
+    EXPECT_GT(last, whole * 1.01);
+    const double busy = std::max({p.compute_seconds, p.h2d_seconds, p.d2h_seconds});
+    const double ramp = std::max(0.0, p.compute_seconds + (first - whole) + (last - whole) - busy);
+    const double fill = std::max(up / 4, up - first * 3 / 4) + std::max(down / 4, down - last * 3 / 4) + ramp;
     EXPECT_NEAR(p.fill_seconds, fill, 1e-9 * p.fill_seconds);
-    if (flops < 1e13) EXPECT_NEAR(p.fill_seconds, (up + down) / 4, 1e-9 * p.fill_seconds);
-    else EXPECT_NEAR(p.fill_seconds, up + down - product * 3 / 2, 1e-9 * p.fill_seconds);
+    if (flops < 1e13) EXPECT_NEAR(p.fill_seconds, (up + down) / 4 + first + last - 2 * whole, 1e-9 * p.fill_seconds);
+    else EXPECT_NEAR(p.fill_seconds, up + down - (first + last) * 3 / 4, 1e-9 * p.fill_seconds);
   }
 }
 

@@ -140,57 +140,70 @@ Status under_link_traffic(double seconds, const std::function<Status()>& work) {
   return Status::ok();
 }
 
-Status measure_strided_beside(const std::function<Status()>& product, StridedBesideRates& out) {
-  // Each copy moves at most this many bytes and rows, in rows of `row` out of host rows at
-  // least four times as long and at least kPitch (a block of a matrix wider than a page: a
-  // short row still costs the link a page of its own); the median of this many.
-  static constexpr std::size_t kBytes = std::size_t{128} << 20;
-  static constexpr std::size_t kRows = 8192;
-  static constexpr std::size_t kPitch = std::size_t{32} << 10;
+Status measure_strided_beside(const std::function<Status()>& product, std::size_t pitch_bytes,
+                              OutOfCoreRates::StridedCurve& out) {
+  // Each sample moves kBytes, as copies of at most kRows rows whose host rows span at most
+  // kSpan (at least kMinRows rows) repeated back to back; the median of kReps. Past kMaxPitch
+  // rows far apart behave alike (on an H100 rows 64 and 96 KiB apart move at the same rate,
+  // half that of rows 16 KiB apart), so wider pitches are measured at it.
+  static constexpr std::size_t kBytes = std::size_t{64} << 20;
+  static constexpr std::size_t kSpan = std::size_t{256} << 20;
+  static constexpr std::size_t kRows = 8192, kMinRows = 64;
+  static constexpr std::size_t kMaxPitch = std::size_t{1} << 20;
   constexpr int kReps = 3;
-  const auto rows_of = [](std::size_t row) { return std::min(kRows, kBytes / row); };
-  const auto pitch_of = [](std::size_t row) { return std::max(4 * row, kPitch); };
-  std::size_t span = 0;
+  if (pitch_bytes == 0) return {StatusCode::InvalidValue, "strided copies need a host pitch"};
+  const std::size_t host_pitch = std::min(pitch_bytes, kMaxPitch);
+  const auto pitch_of = [&](std::size_t row) { return std::max(row, host_pitch); };
+  const auto rows_of = [&](std::size_t row) {
+    return std::max(kMinRows, std::min({kRows, kBytes / row, kSpan / pitch_of(row)}));
+  };
+  std::size_t span = 0, longest = 0;
   for (const double row : OutOfCoreRates::kStridedRowBytes) {
     const auto r = static_cast<std::size_t>(row);
     span = std::max(span, rows_of(r) * pitch_of(r));
+    longest = std::max(longest, rows_of(r) * r);
   }
   PinnedMemory host;
   DeviceMemory device;
   StreamOwner stream;
-  EventOwner start, end;
   GEMMLAB_TRY(PinnedMemory::allocate(span, host));
-  GEMMLAB_TRY(DeviceMemory::allocate(kBytes, device));
+  GEMMLAB_TRY(DeviceMemory::allocate(longest, device));
   GEMMLAB_TRY(make_stream(stream));
-  GEMMLAB_TRY(make_event(start));
-  GEMMLAB_TRY(make_event(end));
-  const auto timed = [&](std::size_t row, cudaMemcpyKind kind, double& rate) -> Status {
-    const std::size_t rows = rows_of(row), pitch = pitch_of(row);
-    std::vector<double> samples;
-    for (int r = 0; r < kReps; ++r) {
-      CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
-      if (kind == cudaMemcpyHostToDevice)
-        CUDA_CHECK(cudaMemcpy2DAsync(device.data(), row, host.data(), pitch, row, rows, kind, stream.get()));
-      else
-        CUDA_CHECK(cudaMemcpy2DAsync(host.data(), pitch, device.data(), row, row, rows, kind, stream.get()));
-      CUDA_CHECK(cudaEventRecord(end.get(), stream.get()));
-      Status worked = Status::ok();
-      while (worked && cudaEventQuery(end.get()) == cudaErrorNotReady) worked = product();
-      const cudaError_t done = cudaStreamSynchronize(stream.get());  // before the buffers go
-      GEMMLAB_TRY(worked);
-      CUDA_CHECK(done);
-      double ms = 0;
-      GEMMLAB_TRY(elapsed_ms(start.get(), end.get(), ms));
-      samples.push_back(ms);
+  // Every sample is queued on the copy stream at once, an event between each two, and the
+  // products run until the last is done: all of them run beside a product, however long one
+  // product takes.
+  const std::size_t points = OutOfCoreRates::kStridedRowBytes.size();
+  std::vector<EventOwner> marks(2 * points * kReps + 1);
+  for (EventOwner& mark : marks) GEMMLAB_TRY(make_event(mark));
+  const auto row_of = [](std::size_t point) { return static_cast<std::size_t>(OutOfCoreRates::kStridedRowBytes[point]); };
+  const auto repeats_of = [&](std::size_t row) { return std::max<std::size_t>(1, kBytes / (rows_of(row) * row)); };
+  CUDA_CHECK(cudaEventRecord(marks[0].get(), stream.get()));
+  std::size_t mark = 1;
+  for (std::size_t point = 0; point < points; ++point)
+    for (const cudaMemcpyKind kind : {cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost})
+      for (int r = 0; r < kReps; ++r, ++mark) {
+        const std::size_t row = row_of(point), rows = rows_of(row), pitch = pitch_of(row);
+        for (std::size_t i = 0; i < repeats_of(row); ++i) {
+          if (kind == cudaMemcpyHostToDevice)
+            CUDA_CHECK(cudaMemcpy2DAsync(device.data(), row, host.data(), pitch, row, rows, kind, stream.get()));
+          else
+            CUDA_CHECK(cudaMemcpy2DAsync(host.data(), pitch, device.data(), row, row, rows, kind, stream.get()));
+        }
+        CUDA_CHECK(cudaEventRecord(marks[mark].get(), stream.get()));
+      }
+  Status worked = Status::ok();
+  while (worked && cudaEventQuery(marks.back().get()) == cudaErrorNotReady) worked = product();
+  const cudaError_t done = cudaStreamSynchronize(stream.get());  // before the buffers go
+  GEMMLAB_TRY(worked);
+  CUDA_CHECK(done);
+  mark = 0;
+  for (std::size_t point = 0; point < points; ++point)
+    for (auto* rate : {&out.h2d[point], &out.d2h[point]}) {
+      std::vector<double> samples(kReps);
+      for (int r = 0; r < kReps; ++r, ++mark) GEMMLAB_TRY(elapsed_ms(marks[mark].get(), marks[mark + 1].get(), samples[r]));
+      const std::size_t row = row_of(point);
+      *rate = static_cast<double>(repeats_of(row) * rows_of(row) * row) / (median(samples) * 1e-3);
     }
-    rate = static_cast<double>(rows * row) / (median(samples) * 1e-3);
-    return Status::ok();
-  };
-  for (std::size_t i = 0; i < OutOfCoreRates::kStridedRowBytes.size(); ++i) {
-    const auto row = static_cast<std::size_t>(OutOfCoreRates::kStridedRowBytes[i]);
-    GEMMLAB_TRY(timed(row, cudaMemcpyHostToDevice, out.h2d[i]));
-    GEMMLAB_TRY(timed(row, cudaMemcpyDeviceToHost, out.d2h[i]));
-  }
   return Status::ok();
 }
 
