@@ -57,11 +57,15 @@ struct Smem {
 // of the stream-K tail) and, from one lane, fills each stage once the consumers freed it. The
 // whole warp walks the ring, so that no lane waits in the final cluster barrier while lane 0
 // of its warp still works.
+// With `prefetch_c` (beta != 0, C through TMA), the work that ends a tile's K also asks for the
+// tile's C in L2, kCPrefetchLead steps before its end.
 template <class E, bool TransA, bool TransB, int ClusterM>
-__device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensorMap* map_b, const Smem& s,
+__device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensorMap* map_b,
+                                        const CUtensorMap* map_c, bool prefetch_c, const Smem& s,
                                         const KSchedule& schedule, const stream_k::Schedule& plan, int cluster,
                                         unsigned rank, int tiles_m, int tiles_n) {
   const bool issuer = threadIdx.x % 32 == 0;
+  const int k_steps = schedule.k_tiles * schedule.segments;
   int stage = 0;
   std::uint32_t phase = 0;
   stream_k::Cursor cursor(plan, cluster);
@@ -69,6 +73,7 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
   while (cursor.next(work)) {
     int tm, tn;
     cluster_tile<ClusterM>(work.unit, tiles_m, tiles_n, rank, tm, tn);
+    const int prefetch_at = prefetch_c && work.k_end == k_steps ? max(work.k_begin, k_steps - kCPrefetchLead) : -1;
     for (int step = work.k_begin; step < work.k_end; ++step) {
       const int segment = step / schedule.k_tiles, kt = step - segment * schedule.k_tiles;
       // A fresh barrier counts as having completed the phase before phase 0: the first
@@ -79,6 +84,7 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
         load_stage<E, TransA, TransB, ClusterM>(map_a, map_b, s.ring + stage * kStageBytes, &s.full[stage], tm * kBM,
                                                 tn * kBN, schedule.a_column(segment, kt * kBK<E>),
                                                 schedule.b_column(segment, kt * kBK<E>), rank);
+      if (issuer && step == prefetch_at) prefetch_c_tile<typename E::Output>(map_c, tm * kBM, tn * kBN);
       __syncwarp();
       if (++stage == kStages) {
         stage = 0;
@@ -337,7 +343,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (warpgroup == kConsumers) {  // the producer: the last warpgroup, one warp of it
     arch::setmaxnreg_decrease<kProducerRegisters>();
     if (threadIdx.x % kWarpgroup < 32)
-      produce<E, TransA, TransB, ClusterM>(&map_a, &map_b, s, schedule, plan, cluster, rank, tiles_m, tiles_n);
+      produce<E, TransA, TransB, ClusterM>(&map_a, &map_b, &map_c, e.tma_store && !e.c_transposed && e.beta != 0.0f, s,
+                                           schedule, plan, cluster, rank, tiles_m, tiles_n);
   } else {
     arch::setmaxnreg_increase<kConsumerRegisters>();
     consume<E, TransA, TransB, ClusterM, Promote, StreamK>(&map_c, e, schedule, sk, s, plan, cluster, rank, tiles_m,

@@ -75,6 +75,31 @@ __device__ __forceinline__ void load_stage(const CUtensorMap* map_a, const CUten
   }
 }
 
+// An L2 prefetch of one box of a tensor map (cp.async.bulk.prefetch.tensor, PTX ISA 8.0): no
+// shared memory, no barrier, and nothing to wait for; the memory system may drop it.
+__device__ __forceinline__ void prefetch_box_l2(const CUtensorMap* map, const std::int32_t (&at)[2]) {
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(map), "r"(at[0]), "r"(at[1])
+               : "memory");
+}
+
+// An epilogue that adds beta * C reads each chunk of C just before it stores it, a DRAM
+// latency per chunk while the tensor cores wait (the rung's fixed cost per tile, k0 in the
+// out-of-core model, was 2,000-4,000 of K for bf16 with beta = 1). So the producer asks for
+// the tile's C in L2 this many K steps before the tile's last: with the ring kStages ahead of
+// the consumers, the lines have 8-12 stages to arrive.
+constexpr int kCPrefetchLead = 8;
+// The tile at (row0, col0) of C into L2, in the epilogue's 64-row by 128-byte boxes (tma_c).
+// (Not unrolled: the producer has 40 registers, and unrolled the tf32 kernels spilled.)
+template <class Out>
+__device__ __forceinline__ void prefetch_c_tile(const CUtensorMap* map_c, int row0, int col0) {
+  constexpr int kBoxes = kBN / kEpilogueCols<Out>;
+#pragma unroll 1
+  for (int box = 0; box < kConsumers * kBoxes; ++box) {
+    const std::int32_t at[2] = {col0 + (box % kBoxes) * kEpilogueCols<Out>, row0 + (box / kBoxes) * kEpilogueRows};
+    prefetch_box_l2(map_c, at);
+  }
+}
+
 // The tile a cluster (or a lone block) works on: clusters walk units of ClusterM tile rows
 // by one tile column in grouped order, and block `rank` takes row `rank` of the unit.
 template <int ClusterM>
