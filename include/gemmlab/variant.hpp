@@ -110,6 +110,11 @@ struct Variant {
   // calls it before run(): the first call for a new largest problem allocates (in the
   // harness, the verification run or the warm-up), later calls only compare sizes.
   std::function<Status(const GemmProblem&, RunContext&)> prepare;
+  // Optional, with prepare: the device bytes prepare() holds for this problem, worked out
+  // without allocating (the out-of-core and distributed plans count them against a memory
+  // limit). Where absent, workspace_bound() (library/workspace.hpp) assumes the most any
+  // copy of the operands could take.
+  std::function<std::uint64_t(const GemmProblem&)> workspace_bytes;
   std::function<Traffic(const GemmProblem&)> model;
   // Optional (CUDA rungs): the kernel run() launches for this problem. Empty for library
   // anchors and CPU rungs. Ask after a run: some rungs raise kernel attributes on first use.

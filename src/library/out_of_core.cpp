@@ -108,8 +108,11 @@ Status plan_with(Context& context, const GemmProblem& problem, const OutOfCoreOp
   rates.c_strided_beside = options.rates.c_strided_beside;
   if (options.rates.tile_overhead_k > 0) rates.tile_overhead_k = options.rates.tile_overhead_k;
   rates.multiprocessors = options.rates.multiprocessors > 0 ? options.rates.multiprocessors : cuda::device_sm_count();
-  const WorkspaceBound workspace = [&variant](std::int64_t tm, std::int64_t tn, std::int64_t tk) {
-    return workspace_bound(variant, tm, tn, tk);
+  // The rung's workspace for a whole block, which bounds the partial ones at the edges and
+  // the ramp's pieces: every block's rows are padded alike (device_ld), so whether an operand
+  // is copied depends on its layout, not on the block's size, and the copies grow with it.
+  const WorkspaceBound workspace = [&](std::int64_t tm, std::int64_t tn, std::int64_t tk) {
+    return workspace_bound(variant, block_shape(problem, s, std::min(tm, s.m), std::min(tn, s.n), std::min(tk, s.k)));
   };
   GEMMLAB_TRY(choose_out_of_core_tiles(s, budget, rates, workspace, options.tile_m, options.tile_n, options.tile_k, out));
   out.variant = variant.name;

@@ -41,4 +41,9 @@ std::uint64_t workspace_bound(const Variant& v, std::int64_t m, std::int64_t n, 
   return mul(mul(elements, sizeof(float)), split ? 2 : 1);
 }
 
+std::uint64_t workspace_bound(const Variant& v, const GemmProblem& p) {
+  if (v.backend == Backend::Cuda && !v.anchor && v.prepare && v.workspace_bytes) return v.workspace_bytes(p);
+  return workspace_bound(v, p.m, p.n, p.k);
+}
+
 }  // namespace gemmlab

@@ -14,5 +14,9 @@ namespace gemmlab {
 // parts of each for a split rung (float32 data on the tensor cores: 3xTF32); the pitched
 // rung's cudaMallocPitch rows. Not for auto (the bench takes the largest of its candidates).
 std::uint64_t workspace_bound(const Variant& v, std::int64_t m, std::int64_t n, std::int64_t k);
+// The same for one problem: the rung's own count where it keeps one (Variant::workspace_bytes:
+// the Hopper rungs, whose copies depend on alignments and layouts the sizes do not tell),
+// else the bound above.
+std::uint64_t workspace_bound(const Variant& v, const GemmProblem& p);
 
 }  // namespace gemmlab

@@ -32,6 +32,7 @@
 #include "gemmlab/gemm.hpp"
 #include "gemmlab/availability.hpp"
 #include "gemmlab/registry.hpp"
+#include "library/workspace.hpp"
 #include "support/context.hpp"
 
 namespace gemmlab {
@@ -343,6 +344,52 @@ std::string kernel_name_for(const Variant& v, const Case& c) {
 
 // The configurations of the warp-specialised rungs, listed on the variant with the default
 // first, each reachable by name without a GPU; an unknown name is refused, listing them.
+// The out-of-core plans count a rung's workspace against the memory limit with
+// Variant::workspace_bytes: it must never count less than prepare() then allocates, and for
+// operands that need no copy it must not count the copies the size-only bound assumes.
+TEST(Wgmma, TheWorkspaceCountIsWhatPrepareHolds) {
+  REQUIRE_HOPPER();
+  constexpr std::int64_t kGranule = std::int64_t{4} << 20;  // cudaMalloc's rounding, twice
+  struct Count {
+    Variant v;
+    Case c;
+    bool copies;  // whether prepare() copies an operand
+  };
+  // Large enough that the stream-K tail's partials (about 35 MB on 132 SMs, counted always)
+  // are small beside the copies, or beside the size-only bound where nothing is copied.
+  const std::vector<Count> counts = {
+      {cuda::wgmma_ws_variant(DType::BF16), {8192, 8192, 8192, Op::N, Op::N, Layout::RowMajor, 1, 1, 0}, false},
+      {cuda::wgmma_ws_variant(DType::BF16), {16384, 16384, 2048, Op::N, Op::T, Layout::RowMajor, 1, 0, 0}, false},
+      {cuda::wgmma_ws_variant(DType::BF16), {4095, 4095, 4095, Op::N, Op::N, Layout::RowMajor, 1, 0, 0}, true},
+      // tf32 B stored k x n: copied K-major.
+      {cuda::wgmma_ws_tf32_variant(), {4096, 8192, 8192, Op::T, Op::N, Layout::RowMajor, 1, 0, 0}, true},
+      {cuda::wgmma_3xtf32_variant(), {2048, 2048, 2048, Op::N, Op::N, Layout::RowMajor, 1, 0, 0}, true},
+  };
+  for (const Count& count : counts) {
+    SCOPED_TRACE(count.v.name + " " + describe(count.c));
+    ASSERT_TRUE(count.v.workspace_bytes);
+    GemmProblem p = problem_of(count.v, count.c);
+    if (count.c.m % 8 != 0) p.a.ld = p.b.ld = count.c.k;  // 4095: rows TMA cannot address
+    p.a.data = p.b.data = p.c.data = reinterpret_cast<void*>(std::uintptr_t{256});  // never read
+    {  // whatever the first call loads (the memset kernel of the tail's counters) loaded before
+      RunContext warm(Backend::Cuda, 0, nullptr, 0);
+      ASSERT_TRUE(count.v.prepare(p, warm).is_ok());
+    }
+    RunContext context(Backend::Cuda, 0, nullptr, 0);
+    std::size_t free_before = 0, free_after = 0, total = 0;
+    ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
+    ASSERT_TRUE(count.v.prepare(p, context).is_ok());
+    ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
+    const auto held = static_cast<std::int64_t>(free_before) - static_cast<std::int64_t>(free_after);
+    const auto counted = static_cast<std::int64_t>(count.v.workspace_bytes(p));
+    EXPECT_LE(held, counted + kGranule) << "held " << held << " counted " << counted;
+    const auto size_only = static_cast<std::int64_t>(workspace_bound(count.v, p.m, p.n, p.k));
+    EXPECT_LE(counted, size_only);
+    if (count.copies) EXPECT_GT(held, counted / 2) << "held " << held << " counted " << counted;
+    else EXPECT_LT(counted, size_only / 4) << "counted " << counted << " bound " << size_only;
+  }
+}
+
 TEST(Wgmma, ConfigurationsAreNamedOnTheVariant) {
   const std::pair<Variant, std::vector<std::string>> rungs[] = {
       {cuda::wgmma_ws_variant(DType::BF16), {"auto", "blocks", "clusters", "stream_k", "spread_k"}},

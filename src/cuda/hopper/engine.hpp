@@ -47,6 +47,20 @@ Status prepare(const GemmProblem& p, const Options& o, RunContext& context) {
   return w.reserve(s.plan.bytes());
 }
 
+// What prepare() holds for `p`: its operand copies, and the stream-K tail's partials that any
+// problem of the rung may reserve (Workspace::reserve_tail: a grid of one block per SM),
+// counted whether or not this one's form has a tail, so that of two problems whose operands
+// are copied alike, the larger's count bounds the smaller's.
+template <class E, bool Split>
+std::uint64_t workspace_bytes(const GemmProblem& p) {
+  const std::uint64_t tail = static_cast<std::uint64_t>(device_sm_count()) *
+                             (kPartialsPerBlock * kTileFloats * sizeof(float) + sizeof(int));
+  if (p.m == 0 || p.n == 0 || p.k == 0) return tail;
+  bool c_transposed = false;
+  const RowMajorGemm g = kernel_problem<E>(canonicalize(p), Split, c_transposed);
+  return make_plan<E>(g, Split).bytes() + tail;
+}
+
 template <class E, bool Split>
 Status run(const GemmProblem& p, const Options& o, RunContext& context) {
   const Workspace& w = context.get<Workspace>();
@@ -147,6 +161,7 @@ void bind(Variant& v, std::string_view config, const Options& o, std::string ker
   v.config_name = std::string(config);
   v.configs = configurations(kSums<E, Split>);
   v.prepare = [o](const GemmProblem& p, RunContext& context) { return prepare<E, Split>(p, o, context); };
+  v.workspace_bytes = workspace_bytes<E, Split>;
   v.run = [o](const GemmProblem& p, RunContext& context) { return run<E, Split>(p, o, context); };
   v.kernel_info = [o, kernel](const GemmProblem& p, KernelInfo& out) {
     return kernel_info<E, Split>(p, o, out, kernel.c_str());
