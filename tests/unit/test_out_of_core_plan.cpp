@@ -196,6 +196,28 @@ TEST(OutOfCorePlan, TheWorkspaceCountsAgainstTheLimit) {
   EXPECT_LE(p.device_bytes, 512u << 20);
 }
 
+TEST(OutOfCorePlan, AWorkspaceCountedForCopiesNeverMadeKeepsBlocksThinInK) {
+  // bf16 32768^3 within a quarter of it (2 GiB). A rung that copies nothing for aligned
+  // blocks and keeps 35 MB of stream-K partials leaves room for blocks with all of K, one
+  // operand resident; a bound that counts every operand copied at 4 bytes an element takes
+  // 1.36 GB of the limit for such blocks, and the plan falls back to thin blocks of K.
+  const OutOfCoreShape s = square(32768, 2);
+  OutOfCoreRates rates = nominal_rates(DType::BF16, DType::F32, true);
+  rates.multiprocessors = 132;
+  const std::uint64_t limit = std::uint64_t{2} << 30;
+  const WorkspaceBound exact = [](std::int64_t, std::int64_t, std::int64_t) { return std::uint64_t{35} << 20; };
+  const WorkspaceBound size_only = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    return static_cast<std::uint64_t>((m + 64 + n + 64) * (k + 64)) * 4;
+  };
+  OutOfCorePlan counted, bounded;
+  ASSERT_TRUE(choose_out_of_core_tiles(s, limit, rates, exact, 0, 0, 0, counted).is_ok());
+  ASSERT_TRUE(choose_out_of_core_tiles(s, limit, rates, size_only, 0, 0, 0, bounded).is_ok());
+  EXPECT_EQ(counted.blocks_k, 1) << counted.describe();
+  EXPECT_TRUE(counted.a_resident || counted.b_resident) << counted.describe();
+  EXPECT_GT(bounded.blocks_k, 1) << bounded.describe();
+  EXPECT_LT(counted.model_seconds, bounded.model_seconds) << counted.describe() << " | " << bounded.describe();
+}
+
 TEST(OutOfCorePlan, ALimitBelowOneStepIsRefusedNamingTheBytes) {
   OutOfCorePlan p;
   const Status s = choose_out_of_core_tiles(square(8192), 1000, nominal_rates(DType::F32, DType::F32, false), {}, 0,
