@@ -205,10 +205,9 @@ Status run_out_of_core(const Options& o, const OutOfCoreJob& job, Executor& ex, 
       // back to the rate of a block that fills the SMs (block_efficiency), and the copies'
       // rates beside it; the plan again at those rates and the measured link: the tiles the
       // model chooses for this machine. What the copies keep depends on the product beside
-      // them (on an H100 at 32768^3 bf16, a quarter of it on the device, a contiguous copy
-      // went up at 31 GB/s beside the first plan's product and at 54 beside the final one's),
-      // so this repeats beside each new plan's product until the plan stays (kPlanRounds at
-      // most). The final block's rate, measured too, is the compute term of the bound.
+      // them (beside the first plan's product a contiguous copy can move at little more than
+      // half its rate beside the final one's), so this repeats beside each new plan's product
+      // until the plan stays (kPlanRounds at most). The final block's rate, measured too, is the compute term of the bound.
       Status s = plan_out_of_core(ex.context(), p, options, plan);
       if (s) {
         GemmOptions named = options.in_core;
