@@ -18,7 +18,7 @@ import sys
 def main(run_dir, output):
     runs = {}  # (job, build) -> [doc per round]
     for path in sorted(glob.glob(os.path.join(run_dir, "*-*-*.json"))):
-        match = re.fullmatch(r"(old|new)-(\w+)-(\d+)\.json", os.path.basename(path))
+        match = re.fullmatch(r"(old|new)-([\w-]+)-(\d+)\.json", os.path.basename(path))
         if not match:
             continue
         build, job, _ = match.groups()
@@ -58,10 +58,10 @@ def main(run_dir, output):
         json.dump(doc, f, indent=2)
 
     print(f'old {builds.get("old")}  new {builds.get("new")}')
-    print(f'{"job":<5} {"variant":<15} {"shape":<15} {"old x anchor":>12} {"new x anchor":>12} {"new/old":>8}  verified')
+    print(f'{"job":<10} {"variant":<15} {"shape":<15} {"old x anchor":>12} {"new x anchor":>12} {"new/old":>8}  verified')
     for r in results:
         fmt = lambda x: "-" if x is None else f"{x:.3f}"
-        print(f'{r["job"]:<5} {r["variant"]:<15} {r["shape"]:<15} {fmt(r["old_median"]):>12} '
+        print(f'{r["job"]:<10} {r["variant"]:<15} {r["shape"]:<15} {fmt(r["old_median"]):>12} '
               f'{fmt(r["new_median"]):>12} {fmt(r["new_over_old"]):>8}  {"yes" if r["verified"] else "NO"}')
 
 

@@ -38,7 +38,10 @@ std::uint64_t workspace_bound(const Variant& v, std::int64_t m, std::int64_t n, 
   const bool split = v.tensor_cores && v.input == DType::F32 && v.compute == DType::F32;
   const std::uint64_t padded_k = add(u64(k), kTilePadding);
   const std::uint64_t elements = mul(add(add(u64(m), kTilePadding), add(u64(n), kTilePadding)), padded_k);
-  return mul(mul(elements, sizeof(float)), split ? 2 : 1);
+  const std::uint64_t copies = mul(mul(elements, sizeof(float)), split ? 2 : 1);
+  // A rung that counts its own workspace counts, for an empty problem, what every problem of
+  // it may hold beyond the copies (the Hopper rungs' stream-K partials).
+  return v.workspace_bytes ? add(copies, v.workspace_bytes(GemmProblem{})) : copies;
 }
 
 std::uint64_t workspace_bound(const Variant& v, const GemmProblem& p) {
