@@ -13,7 +13,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gemmlab/context.hpp"
@@ -95,6 +97,19 @@ enum class Operand : std::uint8_t { A, B, C };
 // is high) while the products lose few SMs.
 inline constexpr int kDefaultBroadcastCtas = 4;
 
+// How panels move between the GPUs.
+enum class PanelTransport : std::uint8_t {
+  // NCCL's all-gather on the GPUs' copy engines (its zero-CTA policy, panels in symmetric
+  // windows from ncclMemAlloc): each round every GPU sends the next panel it holds and
+  // receives the others', and the products keep every SM. Where one operand moves (a grid of
+  // one row or one column) and NCCL has it (2.28 and later); elsewhere Broadcasts.
+  CopyEngines,
+  // ncclBroadcast from each panel's root, NCCL's kernels on broadcast_ctas blocks.
+  Broadcasts,
+};
+std::string_view to_string(PanelTransport transport);                      // "copy-engines" | "broadcasts"
+std::optional<PanelTransport> parse_panel_transport(std::string_view text);  // as to_string writes
+
 // Device memory for a distributed problem's blocks, owned: each GPU's block of A, B and C as
 // the problem's grid places them, dense, with the layout and dtype of the whole host matrices
 // it is made for; and copies of those whole matrices to and from the blocks. For tests, the
@@ -142,12 +157,14 @@ struct DistributedOptions {
   // persistent product on every SM would hold a broadcast back until it ends. 0: NCCL's own
   // choice and no SMs left free.
   int broadcast_ctas = kDefaultBroadcastCtas;
+  PanelTransport transport = PanelTransport::CopyEngines;
 };
 
 // What one distributed call ran and how long it waited. Per GPU, in rank order.
 struct DistributedRun {
   DistributedPlan plan;
   std::string variant, config;  // the rung of the panel products
+  PanelTransport transport = PanelTransport::Broadcasts;  // how the panels moved
   std::vector<double> seconds;  // from the start of the call until the GPU's last product ended
   // The time each GPU's products stream sat waiting for a panel to arrive (GPU events).
   std::vector<double> wait_seconds;

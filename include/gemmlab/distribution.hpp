@@ -155,7 +155,9 @@ struct DistributedPlan {
 inline constexpr int kDistributedPanelBuffers = 2;
 // Per GPU: kDistributedPanelBuffers + 1 buffers of each moving operand's widest panel, the
 // extra one where a root packs its panel to send when the panel is not contiguous in its block
-// (an operand that never moves needs none).
+// (an operand that never moves needs none); where only one operand moves, among P GPUs, at
+// least kDistributedPanelBuffers x P, what the copy engines' all-gather rounds hold (a slot
+// per GPU in each buffer), so that the plan fits either transport.
 std::uint64_t panel_buffer_bytes(const DistributedShape& s, const ProcessGrid& grid,
                                  const std::vector<Panel>& panels);
 

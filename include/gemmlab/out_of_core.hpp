@@ -37,7 +37,7 @@ struct OutOfCoreRates {
   // direction's rate (interpolated in the logarithm of the row between the points; held at the
   // ends). Where unmeasured (any point 0), the figures above. A short row loses far more beside
   // a running kernel than one long run does, and more the farther apart the host rows are (on
-  // an H100, rows of 2 KiB 32 KiB apart at 23.3 GB/s, 64 KiB apart at 18.6), so each operand's
+  // an H100, rows of 2 KiB 32 KiB apart at 23.7 GB/s, 64 KiB apart at 18.7), so each operand's
   // curve is measured at its own pitch. The rate is not monotonic in the row: rows of 3 and
   // 12 KiB move slower than rows of 2 and 8 KiB, hence points at 1.5 x powers of two.
   static constexpr std::array<double, 13> kStridedRowBytes = {512,  768,  1024,  1536,  2048,  3072, 4096,

@@ -55,6 +55,7 @@ struct DistributedJob {
   std::uint64_t device_memory_limit = 0;
   // DistributedOptions::broadcast_ctas: NCCL's blocks, and the SMs the products leave them.
   int broadcast_ctas = kDefaultBroadcastCtas;
+  PanelTransport transport = PanelTransport::CopyEngines;  // DistributedOptions::transport
   // DistributedOptions::panel_width (0: the model's choice).
   std::int64_t panel_width = 0;
 };
@@ -94,6 +95,7 @@ struct DistributedFigures {
   // device: per GPU, in rank order, medians over the timed calls.
   std::vector<double> bytes_received;
   std::vector<double> wait_seconds;
+  std::optional<PanelTransport> transport;  // device: how the panels moved
   std::vector<double> seconds;
   std::vector<OutOfCorePlan> host_plans;  // host: each GPU's out-of-core plan, in rank order
   int block_dim = 0;                      // cublasxt

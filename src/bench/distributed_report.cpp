@@ -60,6 +60,7 @@ nlohmann::json figures_json(const DistributedFigures& f, const Record& r) {
                              {"total", total},
                              {"max", *std::ranges::max_element(f.bytes_received)}};
     }
+    if (f.transport) j["panel_transport"] = to_string(*f.transport);
     if (!f.wait_seconds.empty())
       j["wait_seconds"] = {{"per_gpu", f.wait_seconds}, {"max", *std::ranges::max_element(f.wait_seconds)}};
     if (!f.seconds.empty()) j["gpu_seconds"] = f.seconds;
@@ -125,6 +126,7 @@ nlohmann::json distributed_json(const DistributedResults& results, const RunCont
   doc["settings"]["placements"] = std::move(placements);
   doc["settings"]["variant"] = results.job.variant;
   doc["settings"]["broadcast_ctas"] = results.job.broadcast_ctas;
+  doc["settings"]["panel_transport"] = to_string(results.job.transport);
   if (results.job.panel_width > 0) doc["settings"]["panel_width"] = results.job.panel_width;
   if (results.job.anchors && context.options.dtype == DType::F32) doc["settings"]["xt_block_dims"] = results.job.xt_block_dims;
   if (results.job.device_memory_limit > 0) doc["settings"]["device_memory_limit_per_gpu"] = results.job.device_memory_limit;

@@ -134,8 +134,11 @@ std::vector<GridRun> grid_runs(const DistributedJob& job, const Shape& shape) {
   return runs;
 }
 
-std::string device_technique(const GridRun& g, int gpus, const std::string& scaling) {
-  const std::string how = g.grid.cols == 1 ? "B's panels broadcast over NCCL" : "A's panels along grid rows, B's along columns";
+std::string device_technique(const GridRun& g, int gpus, const std::string& scaling, PanelTransport transport) {
+  const bool b_only = g.grid.cols == 1, a_only = g.grid.rows == 1 && g.grid.cols > 1;
+  const std::string what = b_only ? "B's panels" : a_only ? "A's panels" : "A's panels along grid rows, B's along columns,";
+  const bool copy_engines = transport == PanelTransport::CopyEngines && (a_only || b_only);
+  const std::string how = what + (copy_engines ? " all-gathered on NCCL's copy engines" : " broadcast over NCCL");
   return fmt::format("{} GPUs, device operands, {} grid: {}{}", gpus, grid_text(g.grid), how,
                      scaling == "weak" ? fmt::format(" (weak scaling: {}x the rows)", gpus) : "");
 }
@@ -177,6 +180,7 @@ void run_device(const Options& o, Executor& timer, const DistributedJob& job, De
   options.local = GemmOptions{job.variant, o.config};
   options.device_memory_limit = job.device_memory_limit;
   options.broadcast_ctas = job.broadcast_ctas;
+  options.transport = job.transport;
   options.panel_width = job.panel_width;
   options.rates = rates;
   if (s) s = plan_distributed(group, dp, options, f.plan);
@@ -216,6 +220,7 @@ void run_device(const Options& o, Executor& timer, const DistributedJob& job, De
     }
     return out;
   };
+  f.transport = last.transport;
   f.bytes_received = per_gpu_median(&DistributedRun::bytes_received);
   f.wait_seconds = per_gpu_median(&DistributedRun::wait_seconds);
   f.seconds = per_gpu_median(&DistributedRun::seconds);
@@ -328,7 +333,7 @@ void skip_shape(const Options& o, const DistributedJob& job, const Shape& shape,
   if (device)
     for (const GridRun& g : grid_runs(job, shape)) {
       Entry e = new_entry(o, shape, job.devices, fmt::format("dist_{}", to_string(g.decomposition)),
-                          device_technique(g, gpus, scaling), "device");
+                          device_technique(g, gpus, scaling, job.transport), "device");
       e.figures.scaling = scaling;
       e.figures.decomposition = g.decomposition;
       e.figures.same_grid = g.same_grid;
@@ -356,7 +361,7 @@ void run_device_grids(const Options& o, Executor& timer, const DistributedJob& j
   const int gpus = group.size();
   for (const GridRun& g : grid_runs(job, {hp.m, hp.n, hp.k})) {
     Entry e = new_entry(o, {hp.m, hp.n, hp.k}, job.devices, fmt::format("dist_{}", to_string(g.decomposition)),
-                        device_technique(g, gpus, scaling), "device");
+                        device_technique(g, gpus, scaling, job.transport), "device");
     e.figures.scaling = scaling;
     // The model at this machine's rates: the rung on one GPU's block, the link as measured.
     DistributedRates rates;
@@ -367,7 +372,10 @@ void run_device_grids(const Options& o, Executor& timer, const DistributedJob& j
                                                 "the model assumes a nominal rate",
                                                 s.describe()));
       }
-    if (link) rates.link_bytes_per_second = link->broadcast_algorithm;
+    // Copy engines move panels at the copy rate where one operand moves (as the driver
+    // decides); NCCL's broadcasts at theirs.
+    const bool copy_engines = job.transport == PanelTransport::CopyEngines && (g.grid.rows == 1) != (g.grid.cols == 1);
+    if (link) rates.link_bytes_per_second = copy_engines ? link->copy : link->broadcast_algorithm;
     (void)cuda::make_current(job.devices.front());
     rates.multiprocessors = cuda::device_sm_count();
     run_device(o, timer, job, group, host, check, g, rates, e);

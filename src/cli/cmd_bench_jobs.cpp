@@ -138,6 +138,13 @@ int run_distributed_bench(const SelectionArgs& args, bench::Options& o, bool see
   if (d.decompositions) job.decompositions = parse_decompositions(*d.decompositions);
   if (d.placement) job.placements = parse_placements(*d.placement);
   if (d.broadcast_ctas) job.broadcast_ctas = *d.broadcast_ctas;
+  if (d.transport) {
+    const std::optional<PanelTransport> t = parse_panel_transport(*d.transport);
+    if (!t)
+      throw UsageError{fmt::format("--panel-transport: '{}' is not a transport (copy-engines or broadcasts)",
+                                   *d.transport)};
+    job.transport = *t;
+  }
   if (d.panel_width) job.panel_width = *d.panel_width;
   else if (!d.anchors) job.placements = {bench::Placement::Device};  // explain: the NCCL schedule's model
   const bool host = std::ranges::find(job.placements, bench::Placement::Host) != job.placements.end();

@@ -202,9 +202,12 @@ std::uint64_t panel_buffer_bytes(const DistributedShape& s, const ProcessGrid& g
   // P x 1 grid, B on a 1 x P grid) is multiplied where it lies and needs no buffer.
   const std::int64_t a = grid.cols > 1 ? block_range(s.m, grid.rows, 0).count : 0;
   const std::int64_t b = grid.rows > 1 ? block_range(s.n, grid.cols, 0).count : 0;
-  // The receive buffers, and one where a root packs a panel that is not contiguous to send it.
-  return (kDistributedPanelBuffers + 1) * static_cast<std::uint64_t>(a + b) * static_cast<std::uint64_t>(widest) *
-         s.input_bytes;
+  // The receive buffers, and one where a root packs a panel that is not contiguous to send it;
+  // where one operand moves, the all-gather rounds' slots if more (gemmlab/distributed.hpp).
+  std::uint64_t buffers = kDistributedPanelBuffers + 1;
+  if ((grid.rows == 1) != (grid.cols == 1))
+    buffers = std::max<std::uint64_t>(buffers, kDistributedPanelBuffers * static_cast<std::uint64_t>(grid.size()));
+  return buffers * static_cast<std::uint64_t>(a + b) * static_cast<std::uint64_t>(widest) * s.input_bytes;
 }
 
 Status model_distribution(const DistributedShape& s, const ProcessGrid& grid, const std::vector<Panel>& panels,

@@ -23,11 +23,11 @@ Status make_group_state(const std::vector<int>& devices, double timeout_seconds,
 void destroy_group_state(DeviceGroupState* state);
 
 // Runs `plan` (already checked against `problem` by the library) with every GPU's panel
-// products by `variant` on its context's stream, the broadcasts on streams of the group's own.
-// Returns once every GPU's block of C is complete; fills `run`'s timings and bytes.
-// `broadcast_ctas` as DistributedOptions says.
+// products by `variant` on its context's stream, the panels' transfers on streams of the
+// group's own, as options.transport and broadcast_ctas say. Returns once every GPU's block of
+// C is complete; fills `run`'s timings, bytes and transport.
 Status run_distributed(DeviceGroup& group, const DistributedGemmProblem& problem, const Variant& variant,
-                       const DistributedPlan& plan, int broadcast_ctas, DistributedRun& run);
+                       const DistributedPlan& plan, const DistributedOptions& options, DistributedRun& run);
 
 // Device memory on `device` for DistributedBuffers, and blocking 2-D copies between any two
 // of host and device memory (cudaMemcpy2D; pitches and width in bytes).

@@ -183,6 +183,16 @@ bool distributed_available(std::string* why) {
 
 std::string nccl_version() { return cuda::nccl_built() ? cuda::nccl_library_version() : std::string{}; }
 
+std::string_view to_string(PanelTransport transport) {
+  return transport == PanelTransport::CopyEngines ? "copy-engines" : "broadcasts";
+}
+
+std::optional<PanelTransport> parse_panel_transport(std::string_view text) {
+  for (const PanelTransport t : {PanelTransport::CopyEngines, PanelTransport::Broadcasts})
+    if (text == to_string(t)) return t;
+  return std::nullopt;
+}
+
 // ---- the group --------------------------------------------------------------------------
 
 Status DeviceGroup::create(const DeviceGroupOptions& options, std::unique_ptr<DeviceGroup>& out) {
@@ -424,7 +434,7 @@ Status gemm_distributed(DeviceGroup& group, const DistributedGemmProblem& proble
     distributed_available(&why);
     return {StatusCode::NotSupported, fmt::format("gemm_distributed on device operands needs NCCL: {}", why)};
   }
-  GEMMLAB_TRY(cuda::run_distributed(group, problem, variant, ran.plan, options.broadcast_ctas, ran));
+  GEMMLAB_TRY(cuda::run_distributed(group, problem, variant, ran.plan, options, ran));
   if (run) *run = std::move(ran);
   return Status::ok();
 }

@@ -54,6 +54,8 @@ TEST(CliDistributed, UsageErrorsAreNamed) {
   expect_usage_error({"bench", "--placement", "host"}, "--placement requires --gpus or --devices");
   expect_usage_error({"bench", "--gpus", "2", "--decompositions", "diagonal"}, "'diagonal' is not a decomposition");
   expect_usage_error({"bench", "--gpus", "2", "--placement", "disk"}, "'disk' is not a placement");
+  expect_usage_error({"bench", "--panel-transport", "broadcasts"}, "--panel-transport requires --gpus or --devices");
+  expect_usage_error({"bench", "--gpus", "2", "--panel-transport", "pigeons"}, "'pigeons' is not a transport");
   expect_usage_error({"bench", "--gpus", "2", "--backend", "cpu"}, "needs --backend cuda");
   expect_usage_error({"bench", "--gpus", "2", "--device", "1"}, "excludes");
   expect_usage_error({"bench", "--gpus", "2", "--out-of-core"}, "excludes");
@@ -73,7 +75,8 @@ TEST(CliDistributed, UsageErrorsAreNamed) {
 TEST(CliDistributed, HelpListsTheFlags) {
   const ProgramRun run = gemmlab({"bench", "--help"});
   ASSERT_EQ(run.exit_code, kExitOk) << explain(run);
-  for (const char* flag : {"--gpus", "--devices", "--decompositions", "--placement", "--xt-block-dims"})
+  for (const char* flag :
+       {"--gpus", "--devices", "--decompositions", "--placement", "--panel-transport", "--xt-block-dims"})
     EXPECT_NE(run.out.find(flag), std::string::npos) << flag << "\n" << explain(run);
   const ProgramRun explain_help = gemmlab({"explain", "--help"});
   ASSERT_EQ(explain_help.exit_code, kExitOk) << explain(explain_help);
@@ -128,6 +131,7 @@ TEST(CliDistributedGpu, ASmallRunIsVerifiedOnTwoGpusBesideItsAnchors) {
   const nlohmann::json doc = nlohmann::json::parse(run.out);
   EXPECT_EQ(doc["command"], "bench --distributed");
   EXPECT_EQ(doc["settings"]["gpus"], 2);
+  EXPECT_EQ(doc["settings"]["panel_transport"], "copy-engines");
   ASSERT_TRUE(doc["peer_link"].is_object()) << doc["peer_link"].dump();
   EXPECT_GT(doc["peer_link"]["copy_bytes_per_second"].get<double>(), 0);
   EXPECT_GT(doc["peer_link"]["broadcast_algorithm_bytes_per_second"].get<double>(), 0);
@@ -156,6 +160,8 @@ TEST(CliDistributedGpu, ASmallRunIsVerifiedOnTwoGpusBesideItsAnchors) {
       EXPECT_GE(d["panels"].get<int>(), 1) << r.dump();
       EXPECT_GT(d["bytes_received"]["total"].get<double>(), 0) << r.dump();
       EXPECT_EQ(d["wait_seconds"]["per_gpu"].size(), 2u) << r.dump();
+      // What ran: the copy engines where NCCL has them (2.28 and later), else broadcasts.
+      EXPECT_TRUE(d["panel_transport"] == "copy-engines" || d["panel_transport"] == "broadcasts") << r.dump();
       EXPECT_GT(d["model"]["model_seconds"].get<double>(), 0) << r.dump();
       EXPECT_GT(d["efficiency"].get<double>(), 0) << r.dump();
       EXPECT_GT(d["t1"]["time_ms"].get<double>(), 0) << r.dump();

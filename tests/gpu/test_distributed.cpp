@@ -1,6 +1,7 @@
 // The distributed GEMM (gemmlab/distributed.hpp) on the GPUs this machine has: one GPU (a grid
 // of 1, every panel local) and, where there are two, the 2 x 1 and 1 x 2 grids (B moves, or A
-// does), with panels forced narrow so that every broadcast buffer is reused many times. Every
+// does), with panels forced narrow so that every receive buffer is reused many times, by both
+// panel transports (the copy engines' all-gather rounds and NCCL's broadcasts). Every
 // problem is verified in full against the float64 reference: both operations on both
 // operands, both storage orders, padded host matrices, beta = 0 with NaN in C, k = 1, k = 0,
 // odd sizes; float32 and bf16 panel products; the host-operand form. And the refusals:
@@ -11,6 +12,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -99,6 +101,12 @@ void run_and_check(DeviceGroup& group, HostProblem& hp, Decomposition decomposit
   if (out) *out = run;
 }
 
+// Whether the NCCL this build runs on has copy-engine all-gathers (2.28 and later).
+bool nccl_has_copy_engines() {
+  int major = 0, minor = 0;
+  return std::sscanf(nccl_version().c_str(), "%d.%d", &major, &minor) == 2 && (major > 2 || (major == 2 && minor >= 28));
+}
+
 DistributedOptions narrow_panels(const std::string& rung, std::int64_t width) {
   DistributedOptions o;
   o.local.variant = rung;
@@ -121,15 +129,25 @@ TEST(Distributed, EveryOperationAndLayoutOnEveryGridMatchesTheReference) {
             const ProblemSpec spec{.m = 157, .n = 301, .k = 263, .op_a = op_a, .op_b = op_b, .layout = layout,
                                    .ld_padding = 3, .alpha = 0.75, .beta = -1.5, .seed = seeds.next()};
             SCOPED_TRACE(fmt::format("{} GPUs, {}, {}", gpus, to_string(d), spec.describe()));
-            HostProblem hp = make_host_problem(spec);
-            DistributedRun run;
-            run_and_check(*group, hp, d, narrow_panels("pipelined", 32), &run);
-            if (gpus == 2) {
-              const ProcessGrid expected = d == Decomposition::RowBlocks ? ProcessGrid{2, 1} : ProcessGrid{1, 2};
-              EXPECT_EQ(run.plan.grid, expected);
-              // Each GPU receives the other's part of the moving operand (B, or A), panel by panel.
-              const double moving = d == Decomposition::RowBlocks ? 263.0 * 301 : 263.0 * 157;
-              EXPECT_DOUBLE_EQ(run.bytes_received[0] + run.bytes_received[1], 4 * moving);
+            // Both transports: the copy engines' rounds (each GPU holds 5 panels of 32 or fewer
+            // of its 132 or 131 of K) and the broadcasts.
+            for (const PanelTransport transport : {PanelTransport::CopyEngines, PanelTransport::Broadcasts}) {
+              SCOPED_TRACE(to_string(transport));
+              HostProblem hp = make_host_problem(spec);
+              DistributedOptions options = narrow_panels("pipelined", 32);
+              options.transport = transport;
+              DistributedRun run;
+              run_and_check(*group, hp, d, options, &run);
+              if (gpus == 2) {
+                const ProcessGrid expected = d == Decomposition::RowBlocks ? ProcessGrid{2, 1} : ProcessGrid{1, 2};
+                EXPECT_EQ(run.plan.grid, expected);
+                EXPECT_EQ(run.transport, transport == PanelTransport::CopyEngines && nccl_has_copy_engines()
+                                             ? PanelTransport::CopyEngines
+                                             : PanelTransport::Broadcasts);
+                // Each GPU receives the other's part of the moving operand (B, or A), panel by panel.
+                const double moving = d == Decomposition::RowBlocks ? 263.0 * 301 : 263.0 * 157;
+                EXPECT_DOUBLE_EQ(run.bytes_received[0] + run.bytes_received[1], 4 * moving);
+              }
             }
           }
   }

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "gemmlab/distributed.hpp"
 #include "gemmlab/distribution.hpp"
 #include "core/out_of_core_plan.hpp"
 #include "support/assertions.hpp"
@@ -102,6 +103,15 @@ TEST(Distribution, DecompositionNamesRoundTrip) {
   EXPECT_EQ(to_string(Decomposition::Summa), "summa");
   EXPECT_FALSE(parse_decomposition("2d").has_value());
   EXPECT_FALSE(parse_decomposition("").has_value());
+}
+
+TEST(Distribution, PanelTransportNamesRoundTrip) {
+  for (const PanelTransport t : {PanelTransport::CopyEngines, PanelTransport::Broadcasts})
+    EXPECT_EQ(parse_panel_transport(to_string(t)), t);
+  EXPECT_EQ(to_string(PanelTransport::CopyEngines), "copy-engines");
+  EXPECT_EQ(to_string(PanelTransport::Broadcasts), "broadcasts");
+  EXPECT_FALSE(parse_panel_transport("ce").has_value());
+  EXPECT_FALSE(parse_panel_transport("").has_value());
 }
 
 TEST(DistributionGrid, OneGpuIsOneByOne) {
@@ -378,17 +388,18 @@ TEST(DistributionModel, OutputBytesAndDramRateChangeOnlyTheReReadsOfC) {
   EXPECT_DOUBLE_EQ(d.model.compute_seconds, 2 * kWorkedProduct + 1024.0 * 1024 * 2 * 2 / 1e12);
 }
 
-TEST(DistributionModel, PanelBuffersAreThreeOfEachMovingOperand) {
+TEST(DistributionModel, PanelBuffersAreThreeOfEachMovingOperandOrTheRoundsSlots) {
   // Two to receive into, one where a root packs its panel: 3 x (A's rows + B's columns) x the
-  // widest panel, of the largest block (the first of a balanced cut).
+  // widest panel, of the largest block (the first of a balanced cut). Where one operand moves
+  // among P GPUs, the copy engines' rounds hold 2 x P panels if that is more.
   // 3x2 grid, m = 1000, n = 999, k = 1000, kb = 300: widest panel 167, blocks up to 334 x 500.
   const DistributedShape s{1000, 999, 1000};
   const std::vector<Panel> panels = panels_for(1000, 300, {3, 2});
   EXPECT_EQ(panel_buffer_bytes(s, {3, 2}, panels), 3u * (334 + 500) * 167 * 4);
   // 1x2 grid: only A moves (B's rows of K stay with their grid column); panels of 64.
-  EXPECT_EQ(panel_buffer_bytes(kWorkedShape, {1, 2}, panels_for(256, 100, {1, 2})), 3u * 2048 * 64 * 2);
+  EXPECT_EQ(panel_buffer_bytes(kWorkedShape, {1, 2}, panels_for(256, 100, {1, 2})), 4u * 2048 * 64 * 2);
   // 2x1 grid: only B moves.
-  EXPECT_EQ(panel_buffer_bytes(kWorkedShape, {2, 1}, panels_for(256, 128, {2, 1})), 3u * 2048 * 128 * 2);
+  EXPECT_EQ(panel_buffer_bytes(kWorkedShape, {2, 1}, panels_for(256, 128, {2, 1})), 4u * 2048 * 128 * 2);
   // One GPU: nothing moves.
   EXPECT_EQ(panel_buffer_bytes(kWorkedShape, {1, 1}, panels_for(256, 128, {1, 1})), 0u);
 }
@@ -413,8 +424,8 @@ TEST(DistributionModel, RowBlocksMoveOnlyB) {
   EXPECT_DOUBLE_EQ(plan.model.compute_seconds, 4 * product + 3 * c_pass);
   EXPECT_EQ(plan.model.wait_seconds, 0.0);
   EXPECT_DOUBLE_EQ(plan.model.model_seconds, 4 * product + 3 * c_pass);
-  // Three buffers of B's widest panel (64 x 2048); A is multiplied where it lies.
-  EXPECT_EQ(plan.panel_buffer_bytes, 3u * 64 * 2048 * 2);
+  // B's widest panel (64 x 2048) in the rounds' 2 x 4 slots; A is multiplied where it lies.
+  EXPECT_EQ(plan.panel_buffer_bytes, 8u * 64 * 2048 * 2);
 }
 
 TEST(DistributionChoice, TheChosenWidthFitsAndNoOtherWidthDoesBetter) {

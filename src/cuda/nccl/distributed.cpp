@@ -10,6 +10,13 @@
 // product that read the buffer's previous panel. A root whose part of a panel is not one
 // contiguous run packs it into a send buffer first (NCCL moves contiguous bytes); one that
 // is contiguous (B's rows of a dense row-major block) is broadcast where it lies.
+//
+// With copy engines (PanelTransport::CopyEngines, where one operand moves) the panels move in
+// rounds instead: round s is one all-gather in which every GPU sends the s-th panel it holds
+// (packed into its slot of a receive buffer in NCCL's symmetric window) and receives the
+// others'. NCCL runs it on the copy engines, so no broadcast waits for SMs a product holds.
+// Two receive buffers, used in turn: the gather of round s waits for the products of round
+// s - 2's panels.
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 #include <nccl.h>
@@ -25,7 +32,17 @@
 #include "cuda/runtime/buffer.hpp"
 #include "cuda/runtime/check.hpp"
 
+// NCCL's copy-engine collectives: its zero-CTA policy with buffers in symmetric windows.
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+#define GEMMLAB_NCCL_COPY_ENGINES 1
+#else
+#define GEMMLAB_NCCL_COPY_ENGINES 0
+#endif
+
 namespace gemmlab {
+
+// A communicator's `ctas` for NCCL's zero-CTA policy (the copy-engine transport).
+inline constexpr int kZeroCtas = -1;
 
 // What a group keeps between calls.
 struct DeviceGroupState {
@@ -51,13 +68,49 @@ struct DeviceGroupState {
   };
   std::vector<Rank> ranks;
 
+  // The copy-engine transport's receive buffers: one ncclMemAlloc buffer per GPU (rank order),
+  // registered as a symmetric window of the zero-CTA communicator `comms` of every GPU.
+  struct Window {
+    std::vector<void*> buffers;
+#if GEMMLAB_NCCL_COPY_ENGINES
+    std::vector<ncclWindow_t> windows;
+#endif
+    std::vector<ncclComm_t> comms;
+    std::uint64_t bytes = 0;
+  };
+  Window window;
+
+  void release_window() {
+#if GEMMLAB_NCCL_COPY_ENGINES
+    if (broken.empty() && !window.windows.empty()) {
+      ncclGroupStart();
+      for (std::size_t r = 0; r < window.windows.size(); ++r)
+        if (window.windows[r]) {
+          cudaSetDevice(devices[r]);
+          ncclCommWindowDeregister(window.comms[r], window.windows[r]);
+        }
+      ncclGroupEnd();
+    }
+    for (std::size_t r = 0; r < window.buffers.size(); ++r)
+      if (window.buffers[r]) {
+        cudaSetDevice(devices[r]);
+        ncclMemFree(window.buffers[r]);
+      }
+#endif
+    window = Window{};
+  }
+
+  // Windows are deregistered before their communicators go; after a failure the communicators
+  // are aborted first (nothing waits on them) and the buffers freed after.
   ~DeviceGroupState() {
+    if (broken.empty()) release_window();
     for (Communicator& c : communicators)
       for (ncclComm_t comm : c.comms)
         if (comm) {
           if (broken.empty()) ncclCommDestroy(comm);
           else ncclCommAbort(comm);
         }
+    release_window();
   }
 };
 
@@ -83,6 +136,9 @@ Status make_communicator(DeviceGroupState& s, const std::vector<int>& members, i
     config.minCTAs = 1;
     config.maxCTAs = ctas;
   }
+#if GEMMLAB_NCCL_COPY_ENGINES
+  if (ctas == kZeroCtas) config.CTAPolicy = NCCL_CTA_POLICY_ZERO;
+#endif
   config.commName = "gemmlab";
   NCCL_CHECK(ncclGroupStart());
   Status failed = Status::ok();
@@ -182,6 +238,7 @@ struct Call {
   const Variant& variant;
   const DistributedPlan& plan;
   int broadcast_ctas;
+  bool copy_engines;  // panels move in all-gather rounds; no broadcast buffers
 };
 
 Status wait_all(Call& call, const std::vector<cudaEvent_t>& done) {
@@ -243,15 +300,16 @@ Status prepare(Call& call, std::vector<OperandRole>& a, std::vector<OperandRole>
     rb.moves = grid.rows > 1;
     ra.position = col;
     rb.position = row;
+    const int ctas = call.copy_engines ? kZeroCtas : call.broadcast_ctas;
     if (ra.moves) {
       std::vector<int> members;
       for (int c = 0; c < grid.cols; ++c) members.push_back(row * grid.cols + c);
-      GEMMLAB_TRY(make_communicator(call.s, members, call.broadcast_ctas, ra.comm));
+      GEMMLAB_TRY(make_communicator(call.s, members, ctas, ra.comm));
     }
     if (rb.moves) {
       std::vector<int> members;
       for (int r = 0; r < grid.rows; ++r) members.push_back(r * grid.cols + col);
-      GEMMLAB_TRY(make_communicator(call.s, members, call.broadcast_ctas, rb.comm));
+      GEMMLAB_TRY(make_communicator(call.s, members, ctas, rb.comm));
     }
     ra.panel_bytes = ra.moves ? bytes_of(panel_like(ra, widest)) : 0;
     rb.panel_bytes = rb.moves ? bytes_of(panel_like(rb, widest)) : 0;
@@ -267,6 +325,7 @@ Status prepare(Call& call, std::vector<OperandRole>& a, std::vector<OperandRole>
     const std::uint64_t need = (kDistributedPanelBuffers + 1) * (a_part + b_part);
     GEMMLAB_TRY(make_current(call.s.devices[static_cast<std::size_t>(g)]));
     if (!rank.comm) GEMMLAB_TRY(make_stream(rank.comm));
+    if (call.copy_engines) continue;  // the window holds the panels
     if (rank.buffer.bytes() < need) {
       rank.buffer = DeviceMemory();
       if (const Status st = DeviceMemory::allocate(need, rank.buffer); !st)
@@ -315,7 +374,76 @@ struct Step {
   std::size_t panel = 0;
   bool receives_a = false, receives_b = false;
   int a_buffer = 0, b_buffer = 0;  // which receive buffer, where received
+  void* received = nullptr;        // copy engines: where the moving operand's panel lands
 };
+
+// One all-gather of the copy-engine transport: the panel each member roots (by its position
+// in the communicator), every member's part `bytes` long (the widest of them, packed).
+struct Round {
+  std::vector<std::size_t> panels;
+  std::uint64_t bytes = 0;
+};
+
+// The rounds of `plan` where the moving operand's panels (B's on a P x 1 grid, else A's) are
+// rooted `members` ways: round s holds each root's s-th panel. False where the roots hold
+// different numbers of panels (an all-gather moves as much from every member).
+bool make_rounds(const DistributedPlan& plan, bool b_moves, int members, std::vector<Round>& out) {
+  std::vector<std::vector<std::size_t>> by_root(static_cast<std::size_t>(members));
+  for (std::size_t t = 0; t < plan.panels.size(); ++t) {
+    const int root = b_moves ? plan.panels[t].b_root : plan.panels[t].a_root;
+    if (root < 0 || root >= members) return false;
+    by_root[static_cast<std::size_t>(root)].push_back(t);
+  }
+  out.assign(by_root.front().size(), Round{});
+  for (std::size_t s = 0; s < out.size(); ++s)
+    for (const std::vector<std::size_t>& panels : by_root) {
+      if (panels.size() != out.size()) return false;
+      out[s].panels.push_back(panels[s]);
+    }
+  return true;
+}
+
+// The window's receive buffers for `rounds` on the zero-CTA communicator `comm` (every GPU,
+// rank order): two sets of one slot per member, each slot the widest round's part.
+Status make_window(DeviceGroupState& s, const DeviceGroupState::Communicator& comm, std::uint64_t bytes) {
+#if GEMMLAB_NCCL_COPY_ENGINES
+  if (s.window.bytes >= bytes && s.window.comms == comm.comms) return Status::ok();
+  s.release_window();
+  const std::size_t gpus = comm.comms.size();
+  s.window.buffers.assign(gpus, nullptr);
+  s.window.windows.assign(gpus, nullptr);
+  s.window.comms = comm.comms;
+  for (std::size_t g = 0; g < gpus; ++g) {
+    GEMMLAB_TRY(make_current(s.devices[g]));
+    if (const Status st = nccl_status(ncclMemAlloc(&s.window.buffers[g], bytes), "ncclMemAlloc", __FILE__, __LINE__);
+        !st) {
+      s.release_window();
+      return {StatusCode::AllocFailed,
+              fmt::format("panel buffers of {} bytes on GPU {}: {}", bytes, s.devices[g], st.message())};
+    }
+  }
+  NCCL_CHECK(ncclGroupStart());
+  Status registered = Status::ok();
+  for (std::size_t g = 0; g < gpus && registered; ++g) {
+    registered = make_current(s.devices[g]);
+    if (registered)
+      registered = nccl_status(ncclCommWindowRegister(comm.comms[g], s.window.buffers[g], bytes, &s.window.windows[g],
+                                                      NCCL_WIN_COLL_SYMMETRIC),
+                               "ncclCommWindowRegister", __FILE__, __LINE__);
+  }
+  const Status ended = nccl_status(ncclGroupEnd(), "ncclGroupEnd (window registration)", __FILE__, __LINE__);
+  if (!registered || !ended) {
+    s.window.windows.assign(gpus, nullptr);  // none to deregister
+    s.release_window();
+    return !registered ? registered : ended;
+  }
+  s.window.bytes = bytes;
+  return Status::ok();
+#else
+  (void)s, (void)comm, (void)bytes;
+  return {StatusCode::NotSupported, "NCCL's copy-engine collectives need NCCL 2.28 or later"};
+#endif
+}
 
 }  // namespace
 
@@ -330,24 +458,63 @@ Status make_group_state(const std::vector<int>& devices, double timeout_seconds,
 void destroy_group_state(DeviceGroupState* state) { delete state; }
 
 Status run_distributed(DeviceGroup& group, const DistributedGemmProblem& problem, const Variant& variant,
-                       const DistributedPlan& plan, int broadcast_ctas, DistributedRun& run) {
+                       const DistributedPlan& plan, const DistributedOptions& options, DistributedRun& run) {
   DeviceGroupState& s = group.state();
   if (!s.broken.empty())
     return {StatusCode::ExecutionFailed, fmt::format("this device group is unusable: {}; make a new one", s.broken)};
-  Call call{group, s, problem, variant, plan, broadcast_ctas};
   const ProcessGrid& grid = plan.grid;
   const int gpus = grid.size();
   const auto G = [](int g) { return static_cast<std::size_t>(g); };
+  // Copy engines where one operand moves (a grid of one column moves B, of one row A) and its
+  // roots hold as many panels each.
+  const bool b_moves = grid.rows > 1 && grid.cols == 1, a_moves = grid.cols > 1 && grid.rows == 1;
+  std::vector<Round> rounds;
+  const bool copy_engines = GEMMLAB_NCCL_COPY_ENGINES && options.transport == PanelTransport::CopyEngines &&
+                            (a_moves || b_moves) && make_rounds(plan, b_moves, gpus, rounds);
+  Call call{group, s, problem, variant, plan, options.broadcast_ctas, copy_engines};
   std::vector<OperandRole> a, b;
   GEMMLAB_TRY(prepare(call, a, b));
-  // Where anything is broadcast, the products leave the broadcasts' SMs free, for this call.
+  run.transport = copy_engines ? PanelTransport::CopyEngines : PanelTransport::Broadcasts;
+  // Where anything is broadcast by NCCL's kernels, the products leave their SMs free, for this
+  // call.
   SmTargets targets(group);
-  if (gpus > 1 && broadcast_ctas > 0) GEMMLAB_TRY(targets.leave(broadcast_ctas));
+  if (gpus > 1 && !copy_engines && options.broadcast_ctas > 0) GEMMLAB_TRY(targets.leave(options.broadcast_ctas));
+  // The copy engines' rounds: each member's part, and a receive slot per member in each of two
+  // sets.
+  std::uint64_t slot = 0;
+  const std::vector<OperandRole>& moving = b_moves ? b : a;
+  if (copy_engines) {
+    for (Round& round : rounds) {
+      for (std::size_t i = 0; i < round.panels.size(); ++i)
+        round.bytes = std::max(round.bytes, bytes_of(panel_like(moving[i], plan.panels[round.panels[i]].k.count)));
+      slot = std::max(slot, (round.bytes + 255) / 256 * 256);
+    }
+    GEMMLAB_TRY(make_window(s, *moving.front().comm, kDistributedPanelBuffers * G(gpus) * slot));
+  }
+  const auto round_base = [&](int g, std::size_t r) {
+    return static_cast<std::byte*>(s.window.buffers[G(g)]) + (r % kDistributedPanelBuffers) * G(gpus) * slot;
+  };
 
-  // Each GPU's steps: what it needs nothing for first, then what it receives, in plan order.
+  // Each GPU's steps: what it needs nothing for first, then what it receives, in plan order
+  // (with copy engines, in round order).
   std::vector<std::vector<Step>> steps(G(gpus));
   std::vector<std::vector<Step>> received_by_panel(G(gpus), std::vector<Step>(plan.panels.size()));
-  for (int g = 0; g < gpus; ++g) {
+  std::vector<std::size_t> round_of(plan.panels.size(), 0);
+  for (std::size_t r = 0; r < rounds.size(); ++r)
+    for (std::size_t t : rounds[r].panels) round_of[t] = r;
+  for (int g = 0; g < gpus && copy_engines; ++g) {
+    for (std::size_t t = 0; t < plan.panels.size(); ++t)
+      if ((b_moves ? plan.panels[t].b_root : plan.panels[t].a_root) == g) steps[G(g)].push_back(Step{t});
+    for (std::size_t r = 0; r < rounds.size(); ++r)
+      for (int i = 0; i < gpus; ++i) {
+        if (i == g) continue;
+        Step step{rounds[r].panels[G(i)]};
+        (b_moves ? step.receives_b : step.receives_a) = true;
+        step.received = round_base(g, r) + G(i) * rounds[r].bytes;
+        steps[G(g)].push_back(step);
+      }
+  }
+  for (int g = 0; g < gpus && !copy_engines; ++g) {
     std::vector<Step> local, remote;
     int ra = 0, rb = 0;
     for (std::size_t t = 0; t < plan.panels.size(); ++t) {
@@ -474,7 +641,8 @@ Status run_distributed(DeviceGroup& group, const DistributedGemmProblem& problem
     }
     const auto view = [&](const OperandRole& role, bool received, int buffer) {
       if (!received) return k_slice(*role.block, role.k_along_columns, panel.k.first - role.k_first, panel.k.count);
-      const Matrix panel_matrix = dense_at(panel_like(role, panel.k.count), role.receive[buffer]);
+      const Matrix panel_matrix =
+          dense_at(panel_like(role, panel.k.count), step.received ? step.received : role.receive[buffer]);
       run.bytes_received[G(g)] += static_cast<double>(bytes_of(panel_matrix));
       return panel_matrix;
     };
@@ -504,19 +672,67 @@ Status run_distributed(DeviceGroup& group, const DistributedGemmProblem& problem
     return Status::ok();
   };
 
+  // One round of the copy engines: every GPU packs the panel it roots into its slot of the
+  // round's receive set (after the products of the round that last used the set), then one
+  // all-gather per GPU in one NCCL group.
+  const auto enqueue_gather = [&](std::size_t r) -> Status {
+    const Round& round = rounds[r];
+    for (int g = 0; g < gpus; ++g) {
+      GEMMLAB_TRY(make_current(s.devices[G(g)]));
+      cudaStream_t comm = s.ranks[G(g)].comm.get();
+      if (r >= kDistributedPanelBuffers)
+        for (int i = 0; i < gpus; ++i)
+          if (i != g) CUDA_CHECK(cudaStreamWaitEvent(comm, freed(g, rounds[r - kDistributedPanelBuffers].panels[G(i)]), 0));
+      const OperandRole& role = moving[G(g)];
+      const Panel& panel = plan.panels[round.panels[G(g)]];
+      const Matrix mine = k_slice(*role.block, role.k_along_columns, panel.k.first - role.k_first, panel.k.count);
+      GEMMLAB_TRY(pack(mine, dense_at(mine, round_base(g, r) + G(g) * round.bytes), comm));
+    }
+#if GEMMLAB_NCCL_COPY_ENGINES
+    NCCL_CHECK(ncclGroupStart());
+    Status issued = Status::ok();
+    for (int g = 0; g < gpus && issued; ++g) {
+      std::byte* base = round_base(g, r);
+      issued = nccl_status(ncclAllGather(base + G(g) * round.bytes, base, round.bytes, ncclUint8,
+                                         moving[G(g)].comm->comms[G(g)], s.ranks[G(g)].comm.get()),
+                           "ncclAllGather (a round of panels)", __FILE__, __LINE__);
+    }
+    const Status ended = nccl_status(ncclGroupEnd(), "ncclGroupEnd (a round's all-gathers)", __FILE__, __LINE__);
+    if (!issued || !ended) {
+      s.broken = (!issued ? issued : ended).message();
+      return !issued ? issued : ended;
+    }
+#endif
+    for (int g = 0; g < gpus; ++g) {
+      GEMMLAB_TRY(make_current(s.devices[G(g)]));
+      for (std::size_t t : round.panels) CUDA_CHECK(cudaEventRecord(arrived(g, t), s.ranks[G(g)].comm.get()));
+    }
+    return Status::ok();
+  };
+
   // Enqueued in an order where every wait follows the record it waits for: the first
-  // panel's broadcasts (so its transfer starts at once), each GPU's local products, then
-  // panel by panel the broadcasts and the products of those who received them.
+  // panel's transfer (so that it starts at once), each GPU's local products, then panel by
+  // panel (round by round) the transfers and the products of those who received them.
   std::vector<std::size_t> next(G(gpus), 0);  // each GPU's next step
-  for (std::size_t t = 0; t < panels; ++t) {
+  const auto enqueue_local = [&]() -> Status {
+    for (int g = 0; g < gpus; ++g)
+      for (; next[G(g)] < steps[G(g)].size(); ++next[G(g)]) {
+        const Step& step = steps[G(g)][next[G(g)]];
+        if (step.receives_a || step.receives_b) break;
+        GEMMLAB_TRY(enqueue_product(g, step));
+      }
+    return Status::ok();
+  };
+  for (std::size_t r = 0; r < rounds.size() && copy_engines; ++r) {
+    GEMMLAB_TRY(enqueue_gather(r));
+    if (r == 0) GEMMLAB_TRY(enqueue_local());
+    for (int g = 0; g < gpus; ++g)
+      while (next[G(g)] < steps[G(g)].size() && round_of[steps[G(g)][next[G(g)]].panel] == r)
+        GEMMLAB_TRY(enqueue_product(g, steps[G(g)][next[G(g)]++]));
+  }
+  for (std::size_t t = 0; t < panels && !copy_engines; ++t) {
     GEMMLAB_TRY(enqueue_broadcasts(t));
-    if (t == 0)
-      for (int g = 0; g < gpus; ++g)
-        for (; next[G(g)] < steps[G(g)].size(); ++next[G(g)]) {
-          const Step& step = steps[G(g)][next[G(g)]];
-          if (step.receives_a || step.receives_b) break;
-          GEMMLAB_TRY(enqueue_product(g, step));
-        }
+    if (t == 0) GEMMLAB_TRY(enqueue_local());
     for (int g = 0; g < gpus; ++g)
       if (next[G(g)] < steps[G(g)].size() && steps[G(g)][next[G(g)]].panel == t)
         GEMMLAB_TRY(enqueue_product(g, steps[G(g)][next[G(g)]++]));

@@ -18,8 +18,8 @@ Status make_group_state(const std::vector<int>&, double, DeviceGroupState*& out)
 
 void destroy_group_state(DeviceGroupState* state) { delete state; }
 
-Status run_distributed(DeviceGroup&, const DistributedGemmProblem&, const Variant&, const DistributedPlan&, int,
-                       DistributedRun&) {
+Status run_distributed(DeviceGroup&, const DistributedGemmProblem&, const Variant&, const DistributedPlan&,
+                       const DistributedOptions&, DistributedRun&) {
   return {StatusCode::NotSupported,
           "this build of gemmlab has no NCCL, so no distributed GEMM on device operands (configure with NCCL "
           "installed: the system's libnccl or pip's nvidia-nccl-cu13; gemm_distributed_host needs none)"};
