@@ -153,9 +153,9 @@ std::string format_distributed_table(const DistributedResults& results, const Ru
   std::string out = format_table(results.records, context);
   if (results.peer_link) {
     const PeerLink& l = *results.peer_link;
-    out += fmt::format("\nlink between the GPUs ({} GPUs, {} MB transfers): copies {:.1f} GB/s one way, {:.1f} each way "
-                       "at once; NCCL broadcast {:.1f} GB/s bus ({:.1f} received per GPU, the model's link rate), "
-                       "all-gather {:.1f} bus\n",
+    out += fmt::format("\nlink between the GPUs ({} GPUs, {} MB transfers): copies {:.1f} GB/s one way (the model's "
+                       "link rate for the copy engines), {:.1f} each way at once; NCCL broadcast {:.1f} GB/s bus ({:.1f} "
+                       "received per GPU, the model's link rate for broadcasts), all-gather {:.1f} bus\n",
                        l.gpus, l.bytes >> 20, l.copy * 1e-9, l.copy_both * 1e-9, l.broadcast_bus * 1e-9,
                        l.broadcast_algorithm * 1e-9, l.all_gather_bus * 1e-9);
   }
@@ -176,8 +176,12 @@ std::string format_distributed_table(const DistributedResults& results, const Ru
         if (!f.bytes_received.empty()) {
           double total = 0;
           for (const double b : f.bytes_received) total += b;
-          notes += fmt::format("    received {} per GPU at most, {} in all; waited for panels {} ms per GPU\n",
-                               gb(*std::ranges::max_element(f.bytes_received)), gb(total), per_gpu_ms(f.wait_seconds));
+          notes += fmt::format("    received {} per GPU at most, {} in all{}; waited for panels {} ms per GPU\n",
+                               gb(*std::ranges::max_element(f.bytes_received)), gb(total),
+                               f.transport == PanelTransport::CopyEngines ? " (on the copy engines)"
+                               : f.transport                              ? " (by broadcasts)"
+                                                                          : "",
+                               per_gpu_ms(f.wait_seconds));
         }
         // The slowest GPU's: its compute at the rung's rate, its panels' bytes over the link, and
         // the time its products wait for them (the first panel's fill included).
