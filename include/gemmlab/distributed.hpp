@@ -145,8 +145,12 @@ class DistributedBuffers {
 
 struct DistributedOptions {
   GemmOptions local{};  // the rung of every GPU's panel products ("auto": the fastest for the dtype)
-  // The widest panel of K (0: the model's choice under device_memory_limit).
+  // The widest panel of K (0: the model's choice under device_memory_limit, between panels of
+  // K and slices of C where slices can run).
   std::int64_t panel_width = 0;
+  // The slice schedule with this many slices of C (DistributedCut::Slices); InvalidValue where
+  // it cannot run. 0: the model's choice. Not with panel_width.
+  std::int64_t slices = 0;
   // The most each GPU may use for panel buffers and the rung's workspace; 0: what it has free,
   // less a margin for the libraries.
   std::uint64_t device_memory_limit = 0;

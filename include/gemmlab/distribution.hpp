@@ -95,6 +95,11 @@ struct DistributedShape {
   std::int64_t m = 0, n = 0, k = 0;
   std::size_t input_bytes = 4;   // bytes of an element of A and B (what the broadcasts move)
   std::size_t output_bytes = 4;  // bytes of an element of C (what each panel product re-reads)
+  // Whether a slice schedule can run (DistributedCut::Slices): only one operand moves, by
+  // all-gather (the copy-engine transport), and its GPUs' parts stack into one dense matrix
+  // whole in K (K its storage's slow dimension, every part but the last as long as the
+  // first). The library decides it from the problem and the options.
+  bool slices_possible = false;
 };
 
 // What the model assumes of the machine, per GPU.
@@ -138,9 +143,25 @@ struct DistributedModel {
 };
 
 // The schedule one run follows, as planned.
+// How a plan cuts the work.
+enum class DistributedCut : std::uint8_t {
+  // Panels of K: every GPU multiplies each panel into its block of C, adding from the second
+  // on (the SUMMA schedule).
+  KPanels,
+  // Slices of C: where only one operand moves, it is gathered whole in K one slice at a time
+  // (B's columns on a P x 1 grid, A's rows on a 1 x P grid), and each GPU multiplies each
+  // slice once: every product whole in K, C written once. The first slice's gather is
+  // waited for.
+  Slices,
+};
+
 struct DistributedPlan {
   Decomposition decomposition = Decomposition::Summa;
   ProcessGrid grid;
+  DistributedCut cut = DistributedCut::KPanels;
+  // Slices: the slices of C's columns (B moves) or rows (A moves), in order. `panels` then
+  // lists each GPU's part of K, one panel per GPU, for the bytes and the description.
+  std::vector<Range> slices;
   // kb: no panel is wider. choose_panel_width() gives the widest panel's width, the least kb
   // that lists the same panels.
   std::int64_t panel_width = 0;
@@ -169,11 +190,18 @@ Status model_distribution(const DistributedShape& s, const ProcessGrid& grid, co
 Status plan_distribution(const DistributedShape& s, Decomposition decomposition, int gpus, std::int64_t kb,
                          const DistributedRates& rates, DistributedPlan& out);
 
+// The slice plan of `s` (slices_possible) cut into `slices` balanced slices: its model, and its
+// buffers (two of the moving operand's whole-K slice, the widest). InvalidValue where slices
+// cannot run, or for a slice count out of range.
+Status plan_slices(const DistributedShape& s, Decomposition decomposition, int gpus, std::int64_t slices,
+                   const DistributedRates& rates, DistributedPlan& out);
+
 // The plan whose panel width the model ranks fastest among those whose panel buffers fit
-// `budget` bytes per GPU (what is left beside the resident blocks of A, B and C). Narrow panels
-// lose to thin products, per-broadcast costs and C's re-reads, wide ones to the fill (a GPU
-// without a local panel waits for a whole first panel). InvalidValue when even the narrowest
-// candidate does not fit, naming its bytes and the budget.
+// `budget` bytes per GPU (what is left beside the resident blocks of A, B and C), and where
+// s.slices_possible, among slice plans too. Narrow panels lose to thin products,
+// per-broadcast costs and C's re-reads, wide ones to the fill (a GPU without a local panel
+// waits for a whole first panel); slices lose their first gather. InvalidValue when even the
+// narrowest candidate does not fit, naming its bytes and the budget.
 Status choose_panel_width(const DistributedShape& s, Decomposition decomposition, int gpus, std::uint64_t budget,
                           const DistributedRates& rates, DistributedPlan& out);
 

@@ -32,8 +32,13 @@ nlohmann::json figures_json(const DistributedFigures& f, const Record& r) {
     if (f.planned) {
       const DistributedPlan& p = f.plan;
       const DistributedModel& m = p.model;
+      j["cut"] = p.cut == DistributedCut::Slices ? "slices" : "k_panels";
       j["panels"] = p.panels.size();
       j["panel_width"] = p.panel_width;
+      if (p.cut == DistributedCut::Slices) {
+        j["slices"] = p.slices.size();
+        j["slice_width"] = p.slices.front().count;
+      }
       j["panel_buffer_bytes"] = p.panel_buffer_bytes;
       j["model"] = {{"flops_per_gpu_max", m.flops_per_gpu_max},
                     {"bytes_received_per_gpu_max", m.bytes_received_per_gpu_max},

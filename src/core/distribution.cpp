@@ -210,6 +210,22 @@ std::uint64_t panel_buffer_bytes(const DistributedShape& s, const ProcessGrid& g
   return buffers * static_cast<std::uint64_t>(a + b) * static_cast<std::uint64_t>(widest) * s.input_bytes;
 }
 
+// One GPU's figures, folded into the model's: each the largest over the GPUs, the bytes also
+// summed.
+struct GpuFigures {
+  double flops = 0, received = 0, compute = 0, comm = 0, fill = 0, wait = 0, end = 0;
+};
+void fold(DistributedModel& m, const GpuFigures& g) {
+  m.flops_per_gpu_max = std::max(m.flops_per_gpu_max, g.flops);
+  m.bytes_received_per_gpu_max = std::max(m.bytes_received_per_gpu_max, g.received);
+  m.bytes_received_total += g.received;
+  m.compute_seconds = std::max(m.compute_seconds, g.compute);
+  m.comm_seconds = std::max(m.comm_seconds, g.comm);
+  m.fill_seconds = std::max(m.fill_seconds, g.fill);
+  m.wait_seconds = std::max(m.wait_seconds, g.wait);
+  m.model_seconds = std::max(m.model_seconds, g.end);
+}
+
 Status model_distribution(const DistributedShape& s, const ProcessGrid& grid, const std::vector<Panel>& panels,
                           const DistributedRates& rates, DistributedModel& out) {
   GEMMLAB_TRY(check_shape(s));
@@ -288,14 +304,7 @@ Status model_distribution(const DistributedShape& s, const ProcessGrid& grid, co
       for (std::size_t which = 0; which < 2; ++which)
         if (gets[which]) reader_ends[which].push_back(product_end);
     }
-    m.flops_per_gpu_max = std::max(m.flops_per_gpu_max, 2.0 * rows * cols * static_cast<double>(s.k));
-    m.bytes_received_per_gpu_max = std::max(m.bytes_received_per_gpu_max, received);
-    m.bytes_received_total += received;
-    m.compute_seconds = std::max(m.compute_seconds, compute);
-    m.comm_seconds = std::max(m.comm_seconds, comm);
-    m.fill_seconds = std::max(m.fill_seconds, fill);
-    m.wait_seconds = std::max(m.wait_seconds, wait);
-    m.model_seconds = std::max(m.model_seconds, product_end);
+    fold(m, {2.0 * rows * cols * static_cast<double>(s.k), received, compute, comm, fill, wait, product_end});
   }
   out = m;
   return Status::ok();
@@ -311,6 +320,68 @@ Status plan_distribution(const DistributedShape& s, Decomposition decomposition,
   GEMMLAB_TRY(summa_panels(s.k, kb, p.grid, p.panels));
   GEMMLAB_TRY(model_distribution(s, p.grid, p.panels, rates, p.model));
   p.panel_buffer_bytes = panel_buffer_bytes(s, p.grid, p.panels);
+  out = std::move(p);
+  return Status::ok();
+}
+
+Status plan_slices(const DistributedShape& s, Decomposition decomposition, int gpus, std::int64_t slices,
+                   const DistributedRates& rates, DistributedPlan& out) {
+  GEMMLAB_TRY(check_shape(s));
+  DistributedPlan p;
+  p.decomposition = decomposition;
+  GEMMLAB_TRY(decomposition_grid(decomposition, gpus, s.m, s.n, p.grid));
+  const ProcessGrid& grid = p.grid;
+  const bool b_moves = grid.rows > 1 && grid.cols == 1, a_moves = grid.cols > 1 && grid.rows == 1;
+  if (!s.slices_possible || !(a_moves || b_moves) || s.k < 1)
+    return {StatusCode::InvalidValue,
+            fmt::format("no slice schedule on a {}x{} grid: it needs one moving operand gathered whole in K",
+                        grid.rows, grid.cols)};
+  const std::int64_t extent = b_moves ? s.n : s.m;  // C's columns, or its rows
+  if (slices < 1 || slices > extent)
+    return {StatusCode::InvalidValue, fmt::format("{} slices of {} {}", slices, extent, b_moves ? "columns" : "rows")};
+  GEMMLAB_TRY(check_rates(rates, grid));
+  p.cut = DistributedCut::Slices;
+  for (std::int64_t i = 0; i < slices; ++i) p.slices.push_back(balanced_part(extent, slices, i));
+  GEMMLAB_TRY(summa_panels(s.k, s.k, grid, p.panels));  // each GPU's part of K
+  for (const Panel& panel : p.panels) p.panel_width = std::max(p.panel_width, panel.k.count);
+  const int sms = rates.multiprocessors > 0 ? rates.multiprocessors : kNominalMultiprocessors;
+  const double element = static_cast<double>(s.input_bytes), k = static_cast<double>(s.k);
+  DistributedModel& m = p.model;
+  for (int gpu = 0; gpu < grid.size(); ++gpu) {
+    const LocalBlocks local = local_blocks(s.m, s.n, s.k, grid, gpu);
+    const std::int64_t own_k = b_moves ? local.b_k.count : local.a_k.count;
+    const std::int64_t side = b_moves ? local.rows.count : local.cols.count;  // the product's other side
+    // The comm stream gathers slice after slice, each into the buffer the slice two before
+    // was multiplied from; each product waits for its slice and the product before.
+    double product_end = 0, comm_end = 0, comm = 0, fill = 0, wait = 0, received = 0, compute = 0;
+    std::vector<double> ends;
+    for (std::size_t i = 0; i < p.slices.size(); ++i) {
+      const Range& slice = p.slices[i];
+      const double bytes = static_cast<double>(s.k - own_k) * static_cast<double>(slice.count) * element;
+      const double seconds = rates.broadcast_seconds + bytes / rates.link_bytes_per_second;
+      comm += seconds;
+      received += bytes;
+      m.panel_bytes_received_max = std::max(m.panel_bytes_received_max, bytes);
+      const double buffer_free = i >= kDistributedPanelBuffers ? ends[i - kDistributedPanelBuffers] : 0.0;
+      comm_end = std::max(comm_end, buffer_free) + seconds;
+      if (i == 0) fill = comm_end;
+      const double start = std::max(product_end, comm_end);
+      wait += start - product_end;
+      const std::int64_t tm = b_moves ? side : slice.count, tn = b_moves ? slice.count : side;
+      const double product = 2.0 * static_cast<double>(tm) * static_cast<double>(tn) * k /
+                             (rates.flops_per_second * block_efficiency(tm, tn, s.k, sms));
+      compute += product;
+      product_end = start + product;
+      ends.push_back(product_end);
+    }
+    fold(m, {2.0 * static_cast<double>(local.rows.count) * static_cast<double>(local.cols.count) * k, received, compute,
+             comm, fill, wait, product_end});
+  }
+  // Two buffers, each a slot per GPU as long as the longest part of K (the all-gather moves as
+  // much from each), one slice wide.
+  p.panel_buffer_bytes = kDistributedPanelBuffers * static_cast<std::uint64_t>(grid.size()) *
+                         static_cast<std::uint64_t>(p.panel_width) * static_cast<std::uint64_t>(p.slices.front().count) *
+                         s.input_bytes;
   out = std::move(p);
   return Status::ok();
 }
@@ -350,6 +421,21 @@ Status choose_panel_width(const DistributedShape& s, Decomposition decomposition
     return Status::ok();
   };
   for (auto w = widths.rbegin(); w != widths.rend(); ++w) GEMMLAB_TRY(consider(*w));
+  // Slices of C where they can run: counts about an eighth more than the last, no slice
+  // narrower than the alignment (a thin product runs far below the rung's rate).
+  if (s.slices_possible && (grid.rows == 1) != (grid.cols == 1) && s.k > 0) {
+    const std::int64_t extent = grid.cols == 1 ? s.n : s.m;
+    for (std::int64_t count = 1; count == 1 || ceil_div(extent, count) >= kPanelWidthAlign;
+         count = std::max(count + 1, count * 9 / 8)) {
+      DistributedPlan p;
+      GEMMLAB_TRY(plan_slices(s, decomposition, gpus, count, rates, p));
+      if (p.panel_buffer_bytes > budget) continue;
+      if (!found || p.model.model_seconds < out.model.model_seconds * 0.999) {
+        out = std::move(p);
+        found = true;
+      }
+    }
+  }
   // Narrower than the alignment only where memory forces it (thin products run far below the
   // rung's rate): halving until one fits, while the panels stay few enough to list.
   for (std::int64_t kb = widths.front() / 2; !found && kb >= 1 && ceil_div(s.k, kb) <= kMaxPanels; kb /= 2)
@@ -360,7 +446,7 @@ Status choose_panel_width(const DistributedShape& s, Decomposition decomposition
                         "exceed the budget of {} bytes",
                         narrowest_bytes, kDistributedPanelBuffers + 1, narrowest, budget)};
   // Every kb from the widest panel up to the one tried gives these panels: report the least.
-  if (!out.panels.empty()) {
+  if (!out.panels.empty() && out.cut == DistributedCut::KPanels) {
     out.panel_width = 0;
     for (const Panel& p : out.panels) out.panel_width = std::max(out.panel_width, p.k.count);
   }
@@ -369,13 +455,18 @@ Status choose_panel_width(const DistributedShape& s, Decomposition decomposition
 
 std::string DistributedPlan::describe() const {
   const DistributedModel& m = model;
+  const std::string cut_text =
+      cut == DistributedCut::Slices
+          ? fmt::format("{} gathered whole in K, {} slice{} of C's {} at most {} wide", grid.cols == 1 ? "B" : "A",
+                        slices.size(), slices.size() == 1 ? "" : "s", grid.cols == 1 ? "columns" : "rows",
+                        slices.empty() ? 0 : slices.front().count)
+          : fmt::format("{} panel{} of K at most {} wide", panels.size(), panels.size() == 1 ? "" : "s", panel_width);
   return fmt::format(
-      "{} on a {}x{} grid: {} panel{} of K at most {} wide, {:.3f} GB of panel buffers per GPU; per GPU at most "
+      "{} on a {}x{} grid: {}, {:.3f} GB of panel buffers per GPU; per GPU at most "
       "{:.3g} flops and {:.3f} GB received ({:.3f} GB in all); model {:.3f} ms (when the slowest GPU's last product "
       "ends); at most compute {:.3f} ms, communication {:.3f} ms, waiting for panels {:.3f} ms, of which before the "
       "first product {:.3f} ms",
-      to_string(decomposition), grid.rows, grid.cols, panels.size(), panels.size() == 1 ? "" : "s", panel_width,
-      static_cast<double>(panel_buffer_bytes) * 1e-9, m.flops_per_gpu_max, m.bytes_received_per_gpu_max * 1e-9,
+      to_string(decomposition), grid.rows, grid.cols, cut_text, static_cast<double>(panel_buffer_bytes) * 1e-9, m.flops_per_gpu_max, m.bytes_received_per_gpu_max * 1e-9,
       m.bytes_received_total * 1e-9, m.model_seconds * 1e3, m.compute_seconds * 1e3, m.comm_seconds * 1e3,
       m.wait_seconds * 1e3, m.fill_seconds * 1e3);
 }

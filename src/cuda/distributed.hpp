@@ -16,6 +16,9 @@ namespace gemmlab::cuda {
 // Whether this build has NCCL; its version ("2.28.9") as the loaded library reports it.
 bool nccl_built();
 std::string nccl_library_version();
+// Whether this build's NCCL has copy-engine collectives (2.28 and later): the copy-engine
+// transport and the slice schedule need them.
+bool nccl_copy_engines();
 
 // The group's communicators, streams, events and panel buffers, made lazily; destroyed (or
 // aborted, after a failed call) by destroy_group_state.

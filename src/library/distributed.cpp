@@ -100,6 +100,23 @@ GemmProblem product_shape(const DistributedGemmProblem& p, const LocalBlocks& lo
   return q;
 }
 
+// Whether the slice schedule can run `p` on `grid` (DistributedShape::slices_possible): one
+// operand moves, on the copy engines, and its parts stack along K into one dense matrix.
+bool slices_possible(const DistributedGemmProblem& p, const ProcessGrid& grid, const DistributedOptions& options) {
+  if (options.transport != PanelTransport::CopyEngines || !cuda::nccl_copy_engines() || p.k < 1) return false;
+  const bool b_moves = grid.rows > 1 && grid.cols == 1, a_moves = grid.cols > 1 && grid.rows == 1;
+  if (!a_moves && !b_moves) return false;
+  // K runs along the stored rows of op(B) = B and of op(A) = A^T; it must be the slow dimension.
+  const Matrix& moving = b_moves ? p.b.front() : p.a.front();
+  const bool k_along_rows = b_moves ? p.op_b == Op::N : p.op_a == Op::T;
+  if (k_along_rows != (moving.layout == Layout::RowMajor)) return false;
+  // The all-gather puts part i at i times the longest part: only the last may be shorter.
+  const int parts = grid.size();
+  for (int i = 1; i + 1 < parts; ++i)
+    if (block_range(p.k, parts, i).count != block_range(p.k, parts, 0).count) return false;
+  return true;
+}
+
 Status plan_with(DeviceGroup& group, const DistributedGemmProblem& p, const DistributedOptions& options,
                  Variant& variant, DistributedPlan& out) {
   if (p.m < 0 || p.n < 0 || p.k < 0)
@@ -108,6 +125,10 @@ Status plan_with(DeviceGroup& group, const DistributedGemmProblem& p, const Dist
     return {StatusCode::InvalidValue, fmt::format("broadcast_ctas ({}) must not be negative", options.broadcast_ctas)};
   if (options.panel_width < 0)
     return {StatusCode::InvalidValue, fmt::format("the panel width ({}) must not be negative", options.panel_width)};
+  if (options.slices < 0)
+    return {StatusCode::InvalidValue, fmt::format("the slice count ({}) must not be negative", options.slices)};
+  if (options.slices > 0 && options.panel_width > 0)
+    return {StatusCode::InvalidValue, "a panel width and a slice count: give one or the other"};
   for (const std::vector<Matrix>* blocks : {&p.a, &p.b})
     if (!blocks->empty() && is_fp8(blocks->front().dtype))
       return {StatusCode::NotSupported,
@@ -129,6 +150,7 @@ Status plan_with(DeviceGroup& group, const DistributedGemmProblem& p, const Dist
 
   DistributedShape shape{p.m, p.n, p.k, storage_bytes(p.a.front().dtype)};
   shape.output_bytes = storage_bytes(p.c.front().dtype);
+  shape.slices_possible = slices_possible(p, out.grid, options);
   DistributedRates rates = options.rates;
   if (!(rates.flops_per_second > 0))
     rates.flops_per_second = nominal_rates(variant.input, variant.compute, variant.tensor_cores).flops_per_second;
@@ -142,6 +164,14 @@ Status plan_with(DeviceGroup& group, const DistributedGemmProblem& p, const Dist
   if (p.k == 0 || p.alpha == 0.0) return Status::ok();  // C <- beta C: no panels
   if (options.panel_width > 0) {
     GEMMLAB_TRY(plan_distribution(shape, p.decomposition, group.size(), options.panel_width, rates, out));
+  } else if (options.slices > 0) {
+    if (!shape.slices_possible)
+      return {StatusCode::InvalidValue,
+              fmt::format("{} slices of C asked for, but slices need one moving operand (a grid of one row or "
+                          "column: this one is {}x{}) with K the slow dimension of its storage, the copy-engine "
+                          "transport and NCCL 2.28 or later",
+                          options.slices, out.grid.rows, out.grid.cols)};
+    GEMMLAB_TRY(plan_slices(shape, p.decomposition, group.size(), options.slices, rates, out));
   } else {
     // Each GPU's budget: what it has free (less a margin) or the caller's limit, less the
     // rung's workspace for its largest product; the tightest GPU decides.
@@ -157,8 +187,17 @@ Status plan_with(DeviceGroup& group, const DistributedGemmProblem& p, const Dist
     }
     GEMMLAB_TRY(choose_panel_width(shape, p.decomposition, group.size(), budget, rates, out));
   }
-  // Every product shape the schedule hands the rung: each GPU's block with each panel width.
-  for (int g = 0; g < group.size(); ++g) {
+  // Every product shape the schedule hands the rung: each GPU's block with each panel width,
+  // or each slice of its block with all of K.
+  for (int g = 0; g < group.size() && out.cut == DistributedCut::Slices; ++g)
+    for (const Range& slice : out.slices) {
+      LocalBlocks local = local_blocks(p.m, p.n, p.k, out.grid, g);
+      (out.grid.cols == 1 ? local.cols : local.rows).count = slice.count;
+      if (const Status why = variant.can_implement(product_shape(p, local, p.k)); !why)
+        return {why.code(), fmt::format("GPU {}'s {}x{}x{} slice product with {}: {}", group.device(g),
+                                        local.rows.count, local.cols.count, p.k, variant.name, why.message())};
+    }
+  for (int g = 0; g < group.size() && out.cut == DistributedCut::KPanels; ++g) {
     const LocalBlocks local = local_blocks(p.m, p.n, p.k, out.grid, g);
     std::vector<std::int64_t> widths;
     for (const Panel& panel : out.panels)

@@ -149,6 +149,34 @@ TEST(Distributed, EveryOperationAndLayoutOnEveryGridMatchesTheReference) {
                 EXPECT_DOUBLE_EQ(run.bytes_received[0] + run.bytes_received[1], 4 * moving);
               }
             }
+            // The slice schedule, where the moving operand's K is the slow dimension of its
+            // storage (B: op N in row-major, op T in column-major; A the other way round).
+            if (gpus == 2 && nccl_has_copy_engines()) {
+              const bool b_moves = d == Decomposition::RowBlocks;
+              const bool k_rows = b_moves ? op_b == Op::N : op_a == Op::T;
+              DistributedOptions options;
+              options.local.variant = "pipelined";
+              options.slices = 3;
+              HostProblem hp = make_host_problem(spec);
+              if (k_rows == (layout == Layout::RowMajor)) {
+                SCOPED_TRACE("3 slices");
+                DistributedRun run;
+                run_and_check(*group, hp, d, options, &run);
+                EXPECT_EQ(run.plan.cut, DistributedCut::Slices);
+                EXPECT_EQ(run.plan.slices.size(), 3u);
+                EXPECT_EQ(run.transport, PanelTransport::CopyEngines);
+                const double moving = b_moves ? 263.0 * 301 : 263.0 * 157;
+                EXPECT_DOUBLE_EQ(run.bytes_received[0] + run.bytes_received[1], 4 * moving);
+              } else {
+                DistributedGemmProblem p = distributed_of(hp, d);
+                DistributedBuffers buffers;
+                ASSERT_TRUE(
+                    DistributedBuffers::allocate(*group, p, hp.problem.a, hp.problem.b, hp.problem.c, buffers).is_ok());
+                const Status s = gemm_distributed(*group, p, options);
+                EXPECT_EQ(s.code(), StatusCode::InvalidValue);
+                EXPECT_TRUE(contains(s.message(), "slow dimension")) << s.message();
+              }
+            }
           }
   }
 }
@@ -168,6 +196,19 @@ TEST(Distributed, AwkwardShapesBetaZeroWithNaNKOneAndKZero) {
         SCOPED_TRACE(fmt::format("{} GPUs, {}", gpus, spec.describe()));
         HostProblem hp = make_host_problem(spec);
         run_and_check(*group, hp, Decomposition::RowBlocks, narrow_panels("pipelined", 8));
+        // Op::T on B in row-major storage: no slices; op N: two slices (or one column).
+        if (gpus == 2 && nccl_has_copy_engines()) {
+          ProblemSpec n_spec = spec;
+          n_spec.op_b = Op::N;
+          n_spec.seed = seeds.next();
+          HostProblem sliced = make_host_problem(n_spec);
+          DistributedOptions options;
+          options.local.variant = "pipelined";
+          options.slices = std::min<std::int64_t>(2, dims.n);
+          DistributedRun run;
+          run_and_check(*group, sliced, Decomposition::RowBlocks, options, &run);
+          EXPECT_EQ(run.plan.cut, DistributedCut::Slices);
+        }
       }
     }
     // k = 0: C <- beta C, beta = 0 without reading the NaN in C.

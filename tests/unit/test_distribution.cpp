@@ -486,6 +486,81 @@ TEST(DistributionChoice, OneGpuTakesAllOfKInOnePanel) {
   EXPECT_EQ(p.panel_width, 4097);
 }
 
+// Slices of C on two GPUs in row blocks (B moves): m = n = 2048, k = 256, 2-byte elements,
+// 4 slices of 512 columns. Each GPU holds 128 of K and receives the other 128 of each slice:
+// 128 x 512 x 2 = 131072 bytes a slice; each product is 1024 x 512 x all 256 of K.
+TEST(DistributionSlices, BytesAndTimesOfAWorkedCase) {
+  DistributedShape s = kWorkedShape;
+  s.slices_possible = true;
+  const DistributedRates rates{1e12, 1e11, 1e-5, 64};
+  DistributedPlan plan;
+  ASSERT_TRUE(plan_slices(s, Decomposition::RowBlocks, 2, 4, rates, plan).is_ok());
+  EXPECT_EQ(plan.cut, DistributedCut::Slices);
+  EXPECT_EQ(plan.grid, (ProcessGrid{2, 1}));
+  EXPECT_EQ(plan.slices, (std::vector<Range>{{0, 512}, {512, 512}, {1024, 512}, {1536, 512}}));
+  EXPECT_EQ(plan.panels.size(), 2u);  // each GPU's part of K
+  EXPECT_EQ(plan.panel_width, 128);
+  const double slice_bytes = 128.0 * 512 * 2;
+  const DistributedModel& m = plan.model;
+  EXPECT_DOUBLE_EQ(m.bytes_received_per_gpu_max, 4 * slice_bytes);
+  EXPECT_DOUBLE_EQ(m.bytes_received_total, 8 * slice_bytes);
+  EXPECT_DOUBLE_EQ(m.panel_bytes_received_max, slice_bytes);
+  const double gather = 1e-5 + slice_bytes / 1e11;
+  EXPECT_DOUBLE_EQ(m.comm_seconds, 4 * gather);
+  // Every product whole in K and C written once: no re-read of C.
+  const double product = 2.0 * 1024 * 512 * 256 / (1e12 * block_efficiency(1024, 512, 256, 64));
+  EXPECT_DOUBLE_EQ(m.compute_seconds, 4 * product);
+  // The first gather is waited for; each later one ends while the product before runs.
+  ASSERT_LT(gather, product);
+  EXPECT_DOUBLE_EQ(m.fill_seconds, gather);
+  EXPECT_DOUBLE_EQ(m.wait_seconds, gather);
+  EXPECT_DOUBLE_EQ(m.model_seconds, gather + 4 * product);
+  // Two buffers of a slot per GPU, each the longest part of K by a slice.
+  EXPECT_EQ(plan.panel_buffer_bytes, 2u * 2 * 128 * 512 * 2);
+  EXPECT_TRUE(contains(plan.describe(), "B gathered whole in K, 4 slices of C's columns at most 512 wide"))
+      << plan.describe();
+}
+
+TEST(DistributionSlices, OnlyWhereOneOperandMovesAndTheLibrarySaysTheyCanRun) {
+  const DistributedRates rates{1e12, 1e11, 1e-5, 64};
+  DistributedPlan plan;
+  EXPECT_EQ(plan_slices(kWorkedShape, Decomposition::RowBlocks, 2, 4, rates, plan).code(), StatusCode::InvalidValue);
+  DistributedShape s = kWorkedShape;
+  s.slices_possible = true;
+  // A 2 x 2 grid moves both operands.
+  EXPECT_EQ(plan_slices(s, Decomposition::Summa, 4, 4, rates, plan).code(), StatusCode::InvalidValue);
+  EXPECT_EQ(plan_slices(s, Decomposition::RowBlocks, 2, 0, rates, plan).code(), StatusCode::InvalidValue);
+  EXPECT_EQ(plan_slices(s, Decomposition::RowBlocks, 2, 2049, rates, plan).code(), StatusCode::InvalidValue);
+  // On a 1 x 2 grid (m < n) A moves: slices of C's rows.
+  const DistributedShape wide{1024, 4096, 256, 2, 4, true};
+  ASSERT_TRUE(plan_slices(wide, Decomposition::Summa, 2, 2, rates, plan).is_ok());
+  EXPECT_EQ(plan.grid, (ProcessGrid{1, 2}));
+  EXPECT_EQ(plan.slices, (std::vector<Range>{{0, 512}, {512, 512}}));
+  EXPECT_TRUE(contains(plan.describe(), "A gathered whole in K, 2 slices of C's rows")) << plan.describe();
+}
+
+// Short K on two fast GPUs: panels of K cost the second product its re-read of C and a thin K
+// twice over, slices only their first gather; where slices cannot run, panels it is.
+TEST(DistributionSlices, TheChoiceTakesSlicesWhereTheModelSaysTheyAreFaster) {
+  const DistributedRates rates{6e14, 3.5e11, 1e-5, 132};
+  DistributedShape s{16384, 16384, 4096, 2};
+  DistributedPlan panels, sliced;
+  ASSERT_TRUE(choose_panel_width(s, Decomposition::RowBlocks, 2, ~std::uint64_t{0}, rates, panels).is_ok());
+  EXPECT_EQ(panels.cut, DistributedCut::KPanels);
+  s.slices_possible = true;
+  ASSERT_TRUE(choose_panel_width(s, Decomposition::RowBlocks, 2, ~std::uint64_t{0}, rates, sliced).is_ok());
+  EXPECT_EQ(sliced.cut, DistributedCut::Slices);
+  EXPECT_LT(sliced.model.model_seconds, panels.model.model_seconds);
+  EXPECT_GE(sliced.slices.size(), 1u);
+  // A slice holds a part of K by a slice of C's columns, a panel a part of K by all of them:
+  // 8 MB per GPU takes no panel of 256 of K (4 x 16384 x 256 x 2 bytes) but slices of 256
+  // columns (2 x 2 x 2048 x 256 x 2).
+  DistributedPlan tight;
+  ASSERT_TRUE(choose_panel_width(s, Decomposition::RowBlocks, 2, 8u << 20, rates, tight).is_ok());
+  EXPECT_EQ(tight.cut, DistributedCut::Slices);
+  EXPECT_LE(tight.panel_buffer_bytes, 8u << 20);
+}
+
 TEST(DistributionModel, RefusalsNameTheBadValue) {
   std::vector<Panel> panels;
   Status status = summa_panels(100, 0, {2, 2}, panels);

@@ -202,6 +202,7 @@ std::uint64_t bytes_of(const Matrix& m) {
 }
 
 Status pack(const Matrix& from, const Matrix& to, cudaStream_t stream) {
+  if (from.rows == 0 || from.cols == 0) return Status::ok();  // a GPU with no part of K
   const std::size_t e = storage_bytes(from.dtype);
   CUDA_CHECK(cudaMemcpy2DAsync(to.data, static_cast<std::size_t>(to.ld) * e, from.data,
                                static_cast<std::size_t>(from.ld) * e,
@@ -445,7 +446,206 @@ Status make_window(DeviceGroupState& s, const DeviceGroupState::Communicator& co
 #endif
 }
 
+// One all-gather on every GPU of the moving operand's communicator, in one NCCL group: GPU g
+// sends `count` bytes from its slot at base(g) + g * count and receives every other slot. A
+// failure marks the group broken.
+template <class Base>
+Status all_gather(DeviceGroupState& s, const std::vector<OperandRole>& moving, Base base, std::uint64_t count,
+                  const char* what) {
+#if GEMMLAB_NCCL_COPY_ENGINES
+  NCCL_CHECK(ncclGroupStart());
+  Status issued = Status::ok();
+  for (std::size_t g = 0; g < moving.size() && issued; ++g)
+    issued = nccl_status(ncclAllGather(base(static_cast<int>(g)) + g * count, base(static_cast<int>(g)), count,
+                                       ncclUint8, moving[g].comm->comms[g], s.ranks[g].comm.get()),
+                         what, __FILE__, __LINE__);
+  const Status ended = nccl_status(ncclGroupEnd(), what, __FILE__, __LINE__);
+  if (!issued || !ended) {
+    s.broken = (!issued ? issued : ended).message();
+    return !issued ? issued : ended;
+  }
+  return Status::ok();
+#else
+  (void)s, (void)moving, (void)base, (void)count, (void)what;
+  return {StatusCode::NotSupported, "NCCL's copy-engine collectives need NCCL 2.28 or later"};
+#endif
+}
+
+// A call's events on every GPU: per step (a panel or a slice) an "arrived" and a "buffer free"
+// (sync), a start and an end, and a pair around each wait for a step's operand (timing).
+class CallEvents {
+ public:
+  CallEvents(DeviceGroup& group, std::size_t steps) : group_(group), s_(group.state()), steps_(steps) {}
+
+  // Grows the pools, then starts every GPU's comm stream after the work already on its
+  // context's stream (which may have written A and B).
+  Status begin() {
+    for (int g = 0; g < group_.size(); ++g) {
+      GEMMLAB_TRY(make_current(group_.device(g)));
+      GEMMLAB_TRY(grow_events(rank(g).sync, 2 * steps_ + 1, false));
+      GEMMLAB_TRY(grow_events(rank(g).timing, 2 * steps_ + 2, true));
+      CUDA_CHECK(cudaEventRecord(start(g), stream(g)));
+      CUDA_CHECK(cudaStreamWaitEvent(rank(g).comm.get(), start(g), 0));
+    }
+    return Status::ok();
+  }
+  cudaEvent_t arrived(int g, std::size_t t) { return rank(g).sync[t].get(); }
+  cudaEvent_t freed(int g, std::size_t t) { return rank(g).sync[steps_ + t].get(); }
+  cudaStream_t stream(int g) { return static_cast<cudaStream_t>(group_.context(g).stream()); }
+
+  // GPU g's products wait for step t's operand, timed.
+  Status wait_for(int g, std::size_t t) {
+    CUDA_CHECK(cudaEventRecord(rank(g).timing[2 + 2 * t].get(), stream(g)));
+    CUDA_CHECK(cudaStreamWaitEvent(stream(g), arrived(g, t), 0));
+    CUDA_CHECK(cudaEventRecord(rank(g).timing[3 + 2 * t].get(), stream(g)));
+    return Status::ok();
+  }
+
+  // Ends the call when every GPU's two streams are done (the next call reuses the buffers),
+  // waits for it with the group's deadline, and fills run's times: each GPU's, and its waits
+  // for the steps `waited` names.
+  template <class Waited>
+  Status end(Call& call, DistributedRun& run, Waited waited) {
+    const int gpus = group_.size();
+    std::vector<cudaEvent_t> done;
+    for (int g = 0; g < gpus; ++g) {
+      GEMMLAB_TRY(make_current(group_.device(g)));
+      CUDA_CHECK(cudaEventRecord(rank(g).sync[2 * steps_].get(), rank(g).comm.get()));
+      CUDA_CHECK(cudaStreamWaitEvent(stream(g), rank(g).sync[2 * steps_].get(), 0));
+      CUDA_CHECK(cudaEventRecord(finish(g), stream(g)));
+      done.push_back(finish(g));
+    }
+    GEMMLAB_TRY(wait_all(call, done));
+    run.seconds.assign(static_cast<std::size_t>(gpus), 0.0);
+    run.wait_seconds.assign(static_cast<std::size_t>(gpus), 0.0);
+    for (int g = 0; g < gpus; ++g) {
+      float ms = 0;
+      CUDA_CHECK(cudaEventElapsedTime(&ms, start(g), finish(g)));
+      run.seconds[static_cast<std::size_t>(g)] = ms * 1e-3;
+      for (std::size_t t = 0; t < steps_; ++t)
+        if (waited(g, t)) {
+          CUDA_CHECK(cudaEventElapsedTime(&ms, rank(g).timing[2 + 2 * t].get(), rank(g).timing[3 + 2 * t].get()));
+          run.wait_seconds[static_cast<std::size_t>(g)] += ms * 1e-3;
+        }
+    }
+    return Status::ok();
+  }
+
+ private:
+  DeviceGroupState::Rank& rank(int g) { return s_.ranks[static_cast<std::size_t>(g)]; }
+  cudaEvent_t start(int g) { return rank(g).timing[0].get(); }
+  cudaEvent_t finish(int g) { return rank(g).timing[1].get(); }
+  DeviceGroup& group_;
+  DeviceGroupState& s_;
+  std::size_t steps_;
+};
+
+// The slice schedule (DistributedCut::Slices): where only one operand moves, each round
+// all-gathers one slice of it whole in K (every GPU packs its part of K of the slice into its
+// slot, and the slots stack into one dense matrix), and every GPU multiplies its block of the
+// other operand by it into that slice of its block of C: each product whole in K, C written
+// once. Two receive buffers, used in turn, as for the rounds of panels.
+Status run_slices(DeviceGroup& group, const DistributedGemmProblem& problem, const Variant& variant,
+                  const DistributedPlan& plan, DistributedRun& run) {
+  DeviceGroupState& s = group.state();
+  const ProcessGrid& grid = plan.grid;
+  const int gpus = grid.size();
+  const auto G = [](int g) { return static_cast<std::size_t>(g); };
+  const bool b_moves = grid.cols == 1;  // else A moves, on a 1 x P grid
+  Call call{group, s, problem, variant, plan, 0, true};
+  std::vector<OperandRole> a, b;
+  GEMMLAB_TRY(prepare(call, a, b));
+  run.transport = PanelTransport::CopyEngines;
+  const std::vector<OperandRole>& moving = b_moves ? b : a;
+  const std::size_t element = storage_bytes(moving.front().block->dtype);
+  // GPU g's part of K of the moving operand, and the longest part (the all-gather's stride).
+  std::vector<Range> part(G(gpus));
+  std::int64_t longest = 0;
+  for (int g = 0; g < gpus; ++g) {
+    const LocalBlocks local = local_blocks(problem.m, problem.n, problem.k, grid, g);
+    part[G(g)] = b_moves ? local.b_k : local.a_k;
+    longest = std::max(longest, part[G(g)].count);
+  }
+  std::int64_t widest = 0;
+  for (const Range& slice : plan.slices) widest = std::max(widest, slice.count);
+  const std::uint64_t slot = (static_cast<std::uint64_t>(longest) * static_cast<std::uint64_t>(widest) * element + 255) /
+                             256 * 256;
+  GEMMLAB_TRY(make_window(s, *moving.front().comm, kDistributedPanelBuffers * G(gpus) * slot));
+
+  // A slice of the moving operand, rows (or columns) `x0..` of op(B) (or op(A)), `k` of K,
+  // stored as the operand's blocks are; dense at `data`, or a view of `block` at K offset 0.
+  const auto slice_of = [&](const Matrix& block, std::int64_t x0, std::int64_t w, std::int64_t k) {
+    // B moves: op(B) is K x n, stored k x n (N) or n x k (T); A moves: op(A) is m x K, stored
+    // m x k (N) or k x m (T). K is the stored rows where op is N for B, T for A.
+    const bool k_rows = b_moves ? problem.op_b == Op::N : problem.op_a == Op::T;
+    return k_rows ? sub_matrix(block, 0, x0, k, w) : sub_matrix(block, x0, 0, w, k);
+  };
+  const auto base = [&](int g, std::size_t r) {
+    return static_cast<std::byte*>(s.window.buffers[G(g)]) + (r % kDistributedPanelBuffers) * G(gpus) * slot;
+  };
+
+  const std::size_t slices = plan.slices.size();
+  CallEvents events(group, slices);
+  GEMMLAB_TRY(events.begin());
+
+  run.bytes_received.assign(G(gpus), 0.0);
+  for (std::size_t r = 0; r < slices; ++r) {
+    const Range& slice = plan.slices[r];
+    const std::uint64_t count = static_cast<std::uint64_t>(longest) * static_cast<std::uint64_t>(slice.count) * element;
+    // The gather: each GPU packs its part after the products that read this buffer last.
+    for (int g = 0; g < gpus; ++g) {
+      GEMMLAB_TRY(make_current(s.devices[G(g)]));
+      cudaStream_t comm = s.ranks[G(g)].comm.get();
+      if (r >= kDistributedPanelBuffers)
+        CUDA_CHECK(cudaStreamWaitEvent(comm, events.freed(g, r - kDistributedPanelBuffers), 0));
+      const Matrix mine = slice_of(*moving[G(g)].block, slice.first, slice.count, part[G(g)].count);
+      GEMMLAB_TRY(pack(mine, dense_at(mine, base(g, r) + G(g) * count), comm));
+    }
+    GEMMLAB_TRY(all_gather(s, moving, [&](int g) { return base(g, r); }, count, "ncclAllGather (a slice)"));
+    // The products: every GPU's block of the other operand times the whole-K slice.
+    for (int g = 0; g < gpus; ++g) {
+      GEMMLAB_TRY(make_current(s.devices[G(g)]));
+      CUDA_CHECK(cudaEventRecord(events.arrived(g, r), s.ranks[G(g)].comm.get()));
+      GEMMLAB_TRY(events.wait_for(g, r));
+      const Matrix whole = dense_at(slice_of(*moving[G(g)].block, slice.first, slice.count, problem.k), base(g, r));
+      run.bytes_received[G(g)] += static_cast<double>((problem.k - part[G(g)].count) * slice.count) *
+                                  static_cast<double>(element);
+      const Matrix& c = problem.c[G(g)];
+      GemmProblem product;
+      product.op_a = problem.op_a;
+      product.op_b = problem.op_b;
+      product.alpha = problem.alpha;
+      product.beta = problem.beta;
+      product.compute = problem.compute;
+      product.k = problem.k;
+      if (b_moves) {
+        product.m = c.rows;
+        product.n = slice.count;
+        product.a = problem.a[G(g)];
+        product.b = whole;
+        product.c = sub_matrix(c, 0, slice.first, c.rows, slice.count);
+      } else {
+        product.m = slice.count;
+        product.n = c.cols;
+        product.a = whole;
+        product.b = problem.b[G(g)];
+        product.c = sub_matrix(c, slice.first, 0, slice.count, c.cols);
+      }
+      RunContext& resources = group.context(g).resources();
+      Status st = variant.prepare ? variant.prepare(product, resources) : Status::ok();
+      if (st) st = variant.run(product, resources);
+      if (!st)
+        return {st.code(), fmt::format("GPU {}'s product of slice {} ({}): {}", s.devices[G(g)], r, product.describe(),
+                                       st.message())};
+      CUDA_CHECK(cudaEventRecord(events.freed(g, r), events.stream(g)));
+    }
+  }
+  return events.end(call, run, [](int, std::size_t) { return true; });
+}
+
 }  // namespace
+
+bool nccl_copy_engines() { return GEMMLAB_NCCL_COPY_ENGINES != 0; }
 
 Status make_group_state(const std::vector<int>& devices, double timeout_seconds, DeviceGroupState*& out) {
   auto* s = new DeviceGroupState;
@@ -462,6 +662,7 @@ Status run_distributed(DeviceGroup& group, const DistributedGemmProblem& problem
   DeviceGroupState& s = group.state();
   if (!s.broken.empty())
     return {StatusCode::ExecutionFailed, fmt::format("this device group is unusable: {}; make a new one", s.broken)};
+  if (plan.cut == DistributedCut::Slices) return run_slices(group, problem, variant, plan, run);
   const ProcessGrid& grid = plan.grid;
   const int gpus = grid.size();
   const auto G = [](int g) { return static_cast<std::size_t>(g); };
@@ -532,30 +733,12 @@ Status run_distributed(DeviceGroup& group, const DistributedGemmProblem& problem
     steps[G(g)].insert(steps[G(g)].end(), remote.begin(), remote.end());
   }
 
-  // Events: per GPU, one "arrived" per panel and one "buffer free" per received panel (sync),
-  // a start and an end, and a pair around each wait for a panel (timing).
   const std::size_t panels = plan.panels.size();
-  for (int g = 0; g < gpus; ++g) {
-    GEMMLAB_TRY(make_current(s.devices[G(g)]));
-    GEMMLAB_TRY(grow_events(s.ranks[G(g)].sync, 2 * panels + 1, false));
-    GEMMLAB_TRY(grow_events(s.ranks[G(g)].timing, 2 * panels + 2, true));
-  }
-  const auto arrived = [&](int g, std::size_t t) { return s.ranks[G(g)].sync[t].get(); };
-  const auto freed = [&](int g, std::size_t t) { return s.ranks[G(g)].sync[panels + t].get(); };
-  const auto comm_done = [&](int g) { return s.ranks[G(g)].sync[2 * panels].get(); };
-  const auto start = [&](int g) { return s.ranks[G(g)].timing[0].get(); };
-  const auto finish = [&](int g) { return s.ranks[G(g)].timing[1].get(); };
-  const auto wait_begin = [&](int g, std::size_t t) { return s.ranks[G(g)].timing[2 + 2 * t].get(); };
-  const auto wait_end = [&](int g, std::size_t t) { return s.ranks[G(g)].timing[3 + 2 * t].get(); };
-  const auto stream = [&](int g) { return static_cast<cudaStream_t>(group.context(g).stream()); };
-
-  // The comm streams start after the work already on the contexts' streams (which may have
-  // written A and B).
-  for (int g = 0; g < gpus; ++g) {
-    GEMMLAB_TRY(make_current(s.devices[G(g)]));
-    CUDA_CHECK(cudaEventRecord(start(g), stream(g)));
-    CUDA_CHECK(cudaStreamWaitEvent(s.ranks[G(g)].comm.get(), start(g), 0));
-  }
+  CallEvents events(group, panels);
+  GEMMLAB_TRY(events.begin());
+  const auto arrived = [&](int g, std::size_t t) { return events.arrived(g, t); };
+  const auto freed = [&](int g, std::size_t t) { return events.freed(g, t); };
+  const auto stream = [&](int g) { return events.stream(g); };
 
   // The panel whose product last read each receive buffer (per GPU, operand and buffer): the
   // next broadcast into that buffer waits for that product. Products of received panels run
@@ -634,11 +817,7 @@ Status run_distributed(DeviceGroup& group, const DistributedGemmProblem& problem
     GEMMLAB_TRY(make_current(s.devices[G(g)]));
     const Panel& panel = plan.panels[step.panel];
     const bool receives = step.receives_a || step.receives_b;
-    if (receives) {
-      CUDA_CHECK(cudaEventRecord(wait_begin(g, step.panel), stream(g)));
-      CUDA_CHECK(cudaStreamWaitEvent(stream(g), arrived(g, step.panel), 0));
-      CUDA_CHECK(cudaEventRecord(wait_end(g, step.panel), stream(g)));
-    }
+    if (receives) GEMMLAB_TRY(events.wait_for(g, step.panel));
     const auto view = [&](const OperandRole& role, bool received, int buffer) {
       if (!received) return k_slice(*role.block, role.k_along_columns, panel.k.first - role.k_first, panel.k.count);
       const Matrix panel_matrix =
@@ -688,21 +867,8 @@ Status run_distributed(DeviceGroup& group, const DistributedGemmProblem& problem
       const Matrix mine = k_slice(*role.block, role.k_along_columns, panel.k.first - role.k_first, panel.k.count);
       GEMMLAB_TRY(pack(mine, dense_at(mine, round_base(g, r) + G(g) * round.bytes), comm));
     }
-#if GEMMLAB_NCCL_COPY_ENGINES
-    NCCL_CHECK(ncclGroupStart());
-    Status issued = Status::ok();
-    for (int g = 0; g < gpus && issued; ++g) {
-      std::byte* base = round_base(g, r);
-      issued = nccl_status(ncclAllGather(base + G(g) * round.bytes, base, round.bytes, ncclUint8,
-                                         moving[G(g)].comm->comms[G(g)], s.ranks[G(g)].comm.get()),
-                           "ncclAllGather (a round of panels)", __FILE__, __LINE__);
-    }
-    const Status ended = nccl_status(ncclGroupEnd(), "ncclGroupEnd (a round's all-gathers)", __FILE__, __LINE__);
-    if (!issued || !ended) {
-      s.broken = (!issued ? issued : ended).message();
-      return !issued ? issued : ended;
-    }
-#endif
+    GEMMLAB_TRY(all_gather(s, moving, [&](int g) { return round_base(g, r); }, round.bytes,
+                           "ncclAllGather (a round of panels)"));
     for (int g = 0; g < gpus; ++g) {
       GEMMLAB_TRY(make_current(s.devices[G(g)]));
       for (std::size_t t : round.panels) CUDA_CHECK(cudaEventRecord(arrived(g, t), s.ranks[G(g)].comm.get()));
@@ -737,31 +903,11 @@ Status run_distributed(DeviceGroup& group, const DistributedGemmProblem& problem
       if (next[G(g)] < steps[G(g)].size() && steps[G(g)][next[G(g)]].panel == t)
         GEMMLAB_TRY(enqueue_product(g, steps[G(g)][next[G(g)]++]));
   }
-  for (int g = 0; g < gpus; ++g) {
-    GEMMLAB_TRY(make_current(s.devices[G(g)]));
-    // The call ends when both streams are done: the next call reuses the buffers.
-    CUDA_CHECK(cudaEventRecord(comm_done(g), s.ranks[G(g)].comm.get()));
-    CUDA_CHECK(cudaStreamWaitEvent(stream(g), comm_done(g), 0));
-    CUDA_CHECK(cudaEventRecord(finish(g), stream(g)));
-  }
-
-  std::vector<cudaEvent_t> done;
-  for (int g = 0; g < gpus; ++g) done.push_back(finish(g));
-  if (const Status st = wait_all(call, done); !st) return st;
-
-  run.seconds.assign(G(gpus), 0.0);
-  run.wait_seconds.assign(G(gpus), 0.0);
-  for (int g = 0; g < gpus; ++g) {
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start(g), finish(g)));
-    run.seconds[G(g)] = ms * 1e-3;
-    for (const Step& step : steps[G(g)])
-      if (step.receives_a || step.receives_b) {
-        CUDA_CHECK(cudaEventElapsedTime(&ms, wait_begin(g, step.panel), wait_end(g, step.panel)));
-        run.wait_seconds[G(g)] += ms * 1e-3;
-      }
-  }
-  return Status::ok();
+  return events.end(call, run, [&](int g, std::size_t t) {
+    const Step& step = received_by_panel[G(g)][t];
+    return copy_engines ? (b_moves ? plan.panels[t].b_root : plan.panels[t].a_root) != g
+                        : step.receives_a || step.receives_b;
+  });
 }
 
 }  // namespace cuda

@@ -9,6 +9,7 @@ struct DeviceGroupState {};
 namespace cuda {
 
 bool nccl_built() { return false; }
+bool nccl_copy_engines() { return false; }
 std::string nccl_library_version() { return {}; }
 
 Status make_group_state(const std::vector<int>&, double, DeviceGroupState*& out) {
