@@ -155,6 +155,9 @@ enum class DistributedCut : std::uint8_t {
   Slices,
 };
 
+std::string_view to_string(DistributedCut cut);                      // "k-panels" | "slices"
+std::optional<DistributedCut> parse_cut(std::string_view text);  // as to_string writes
+
 struct DistributedPlan {
   Decomposition decomposition = Decomposition::Summa;
   ProcessGrid grid;
@@ -196,12 +199,17 @@ Status plan_distribution(const DistributedShape& s, Decomposition decomposition,
 Status plan_slices(const DistributedShape& s, Decomposition decomposition, int gpus, std::int64_t slices,
                    const DistributedRates& rates, DistributedPlan& out);
 
+// The slice plan whose count the model ranks fastest among those whose buffers fit `budget`
+// bytes per GPU (more slices wait less for the first, each product is thinner).
+// InvalidValue where slices cannot run or none fits.
+Status choose_slices(const DistributedShape& s, Decomposition decomposition, int gpus, std::uint64_t budget,
+                     const DistributedRates& rates, DistributedPlan& out);
+
 // The plan whose panel width the model ranks fastest among those whose panel buffers fit
-// `budget` bytes per GPU (what is left beside the resident blocks of A, B and C), and where
-// s.slices_possible, among slice plans too. Narrow panels lose to thin products,
-// per-broadcast costs and C's re-reads, wide ones to the fill (a GPU without a local panel
-// waits for a whole first panel); slices lose their first gather. InvalidValue when even the
-// narrowest candidate does not fit, naming its bytes and the budget.
+// `budget` bytes per GPU (what is left beside the resident blocks of A, B and C). Narrow panels
+// lose to thin products, per-broadcast costs and C's re-reads, wide ones to the fill (a GPU
+// without a local panel waits for a whole first panel). InvalidValue when even the narrowest
+// candidate does not fit, naming its bytes and the budget.
 Status choose_panel_width(const DistributedShape& s, Decomposition decomposition, int gpus, std::uint64_t budget,
                           const DistributedRates& rates, DistributedPlan& out);
 

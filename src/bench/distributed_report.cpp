@@ -32,7 +32,7 @@ nlohmann::json figures_json(const DistributedFigures& f, const Record& r) {
     if (f.planned) {
       const DistributedPlan& p = f.plan;
       const DistributedModel& m = p.model;
-      j["cut"] = p.cut == DistributedCut::Slices ? "slices" : "k_panels";
+      j["cut"] = to_string(p.cut);
       j["panels"] = p.panels.size();
       j["panel_width"] = p.panel_width;
       if (p.cut == DistributedCut::Slices) {
@@ -132,6 +132,7 @@ nlohmann::json distributed_json(const DistributedResults& results, const RunCont
   doc["settings"]["variant"] = results.job.variant;
   doc["settings"]["broadcast_ctas"] = results.job.broadcast_ctas;
   doc["settings"]["panel_transport"] = to_string(results.job.transport);
+  doc["settings"]["cut"] = to_string(results.job.cut);
   if (results.job.panel_width > 0) doc["settings"]["panel_width"] = results.job.panel_width;
   if (results.job.anchors && context.options.dtype == DType::F32) doc["settings"]["xt_block_dims"] = results.job.xt_block_dims;
   if (results.job.device_memory_limit > 0) doc["settings"]["device_memory_limit_per_gpu"] = results.job.device_memory_limit;

@@ -181,6 +181,7 @@ void run_device(const Options& o, Executor& timer, const DistributedJob& job, De
   options.device_memory_limit = job.device_memory_limit;
   options.broadcast_ctas = job.broadcast_ctas;
   options.transport = job.transport;
+  options.cut = job.cut;
   options.panel_width = job.panel_width;
   options.rates = rates;
   if (s) s = plan_distributed(group, dp, options, f.plan);

@@ -248,6 +248,9 @@ void add_selection_options(CLI::App& c, SelectionArgs& a, bool timing_options) {
     text("--panel-transport", d.transport,
          "With --gpus: how panels move, copy-engines (NCCL's all-gather on the copy engines, no SMs taken; where one "
          "operand moves) or broadcasts (NCCL's kernels on --broadcast-ctas blocks) (default copy-engines)");
+    text("--cut", d.cut,
+         "With --gpus: how the work is cut, k-panels (default) or slices (of C, each product whole in K, where one "
+         "operand moves on the copy engines with K the slow dimension of its storage; else k-panels)");
     c.add_option_function<std::int64_t>(
          "--panel-width", [&d](std::int64_t v) { d.panel_width = v; },
          "With --gpus: the widest panel of K the device runs broadcast (default: the model's choice)")
@@ -319,6 +322,7 @@ int run_bench(const SelectionArgs& args, bool verify_only) {
     if (distributed.decompositions) throw UsageError{"--decompositions requires --gpus or --devices"};
     if (distributed.broadcast_ctas) throw UsageError{"--broadcast-ctas requires --gpus or --devices"};
     if (distributed.transport) throw UsageError{"--panel-transport requires --gpus or --devices"};
+    if (distributed.cut) throw UsageError{"--cut requires --gpus or --devices"};
     if (distributed.panel_width) throw UsageError{"--panel-width requires --gpus or --devices"};
     if (distributed.placement) throw UsageError{"--placement requires --gpus or --devices"};
   }

@@ -145,6 +145,13 @@ int run_distributed_bench(const SelectionArgs& args, bench::Options& o, bool see
                                    *d.transport)};
     job.transport = *t;
   }
+  if (d.cut) {
+    const std::optional<DistributedCut> cut = parse_cut(*d.cut);
+    if (!cut) throw UsageError{fmt::format("--cut: '{}' is not a cut (k-panels or slices)", *d.cut)};
+    if (*cut == DistributedCut::Slices && d.panel_width)
+      throw UsageError{"--cut slices excludes --panel-width (a slice holds all of K)"};
+    job.cut = *cut;
+  }
   if (d.panel_width) job.panel_width = *d.panel_width;
   else if (!d.anchors) job.placements = {bench::Placement::Device};  // explain: the NCCL schedule's model
   const bool host = std::ranges::find(job.placements, bench::Placement::Host) != job.placements.end();

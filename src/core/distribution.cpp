@@ -116,6 +116,14 @@ int block_owner(std::int64_t extent, int parts, std::int64_t position) {
   return static_cast<int>(owner);
 }
 
+std::string_view to_string(DistributedCut cut) { return cut == DistributedCut::Slices ? "slices" : "k-panels"; }
+
+std::optional<DistributedCut> parse_cut(std::string_view text) {
+  for (const DistributedCut c : {DistributedCut::KPanels, DistributedCut::Slices})
+    if (text == to_string(c)) return c;
+  return std::nullopt;
+}
+
 std::string_view to_string(Decomposition decomposition) {
   return decomposition == Decomposition::RowBlocks ? "rows" : "summa";
 }
@@ -421,21 +429,6 @@ Status choose_panel_width(const DistributedShape& s, Decomposition decomposition
     return Status::ok();
   };
   for (auto w = widths.rbegin(); w != widths.rend(); ++w) GEMMLAB_TRY(consider(*w));
-  // Slices of C where they can run: counts about an eighth more than the last, no slice
-  // narrower than the alignment (a thin product runs far below the rung's rate).
-  if (s.slices_possible && (grid.rows == 1) != (grid.cols == 1) && s.k > 0) {
-    const std::int64_t extent = grid.cols == 1 ? s.n : s.m;
-    for (std::int64_t count = 1; count == 1 || ceil_div(extent, count) >= kPanelWidthAlign;
-         count = std::max(count + 1, count * 9 / 8)) {
-      DistributedPlan p;
-      GEMMLAB_TRY(plan_slices(s, decomposition, gpus, count, rates, p));
-      if (p.panel_buffer_bytes > budget) continue;
-      if (!found || p.model.model_seconds < out.model.model_seconds * 0.999) {
-        out = std::move(p);
-        found = true;
-      }
-    }
-  }
   // Narrower than the alignment only where memory forces it (thin products run far below the
   // rung's rate): halving until one fits, while the panels stay few enough to list.
   for (std::int64_t kb = widths.front() / 2; !found && kb >= 1 && ceil_div(s.k, kb) <= kMaxPanels; kb /= 2)
@@ -450,6 +443,33 @@ Status choose_panel_width(const DistributedShape& s, Decomposition decomposition
     out.panel_width = 0;
     for (const Panel& p : out.panels) out.panel_width = std::max(out.panel_width, p.k.count);
   }
+  return Status::ok();
+}
+
+Status choose_slices(const DistributedShape& s, Decomposition decomposition, int gpus, std::uint64_t budget,
+                     const DistributedRates& rates, DistributedPlan& out) {
+  GEMMLAB_TRY(check_shape(s));
+  ProcessGrid grid;
+  GEMMLAB_TRY(decomposition_grid(decomposition, gpus, s.m, s.n, grid));
+  const std::int64_t extent = grid.cols == 1 ? s.n : s.m;
+  // Counts about an eighth more than the last, no slice narrower than the alignment (a thin
+  // product runs far below the rung's rate) unless one slice is all there is.
+  bool found = false;
+  std::uint64_t least = 0;
+  for (std::int64_t count = 1; count == 1 || (count <= extent && ceil_div(extent, count) >= kPanelWidthAlign);
+       count = std::max(count + 1, count * 9 / 8)) {
+    DistributedPlan p;
+    GEMMLAB_TRY(plan_slices(s, decomposition, gpus, count, rates, p));
+    least = least == 0 ? p.panel_buffer_bytes : std::min(least, p.panel_buffer_bytes);
+    if (p.panel_buffer_bytes > budget) continue;
+    if (!found || p.model.model_seconds < out.model.model_seconds * 0.999) {
+      out = std::move(p);
+      found = true;
+    }
+  }
+  if (!found)
+    return {StatusCode::InvalidValue,
+            fmt::format("slice buffers of {} bytes per GPU at the least exceed the budget of {} bytes", least, budget)};
   return Status::ok();
 }
 

@@ -127,8 +127,8 @@ Status plan_with(DeviceGroup& group, const DistributedGemmProblem& p, const Dist
     return {StatusCode::InvalidValue, fmt::format("the panel width ({}) must not be negative", options.panel_width)};
   if (options.slices < 0)
     return {StatusCode::InvalidValue, fmt::format("the slice count ({}) must not be negative", options.slices)};
-  if (options.slices > 0 && options.panel_width > 0)
-    return {StatusCode::InvalidValue, "a panel width and a slice count: give one or the other"};
+  if ((options.slices > 0 || options.cut == DistributedCut::Slices) && options.panel_width > 0)
+    return {StatusCode::InvalidValue, "a panel width and slices of C: give one or the other"};
   for (const std::vector<Matrix>* blocks : {&p.a, &p.b})
     if (!blocks->empty() && is_fp8(blocks->front().dtype))
       return {StatusCode::NotSupported,
@@ -173,6 +173,9 @@ Status plan_with(DeviceGroup& group, const DistributedGemmProblem& p, const Dist
                           options.slices, out.grid.rows, out.grid.cols)};
     GEMMLAB_TRY(plan_slices(shape, p.decomposition, group.size(), options.slices, rates, out));
   } else {
+    // Slices only where asked for (and possible): the model ranks them above panels where
+    // measurements do not (gemmlab/distributed.hpp, DistributedOptions::cut).
+    shape.slices_possible = shape.slices_possible && options.cut == DistributedCut::Slices;
     // Each GPU's budget: what it has free (less a margin) or the caller's limit, less the
     // rung's workspace for its largest product; the tightest GPU decides.
     std::uint64_t budget = ~std::uint64_t{0};
@@ -185,7 +188,8 @@ Status plan_with(DeviceGroup& group, const DistributedGemmProblem& p, const Dist
       const std::uint64_t workspace = workspace_bound(variant, local.rows.count, local.cols.count, p.k);
       budget = std::min(budget, mine > workspace ? mine - workspace : 0);
     }
-    GEMMLAB_TRY(choose_panel_width(shape, p.decomposition, group.size(), budget, rates, out));
+    if (shape.slices_possible) GEMMLAB_TRY(choose_slices(shape, p.decomposition, group.size(), budget, rates, out));
+    else GEMMLAB_TRY(choose_panel_width(shape, p.decomposition, group.size(), budget, rates, out));
   }
   // Every product shape the schedule hands the rung: each GPU's block with each panel width,
   // or each slice of its block with all of K.

@@ -56,6 +56,9 @@ TEST(CliDistributed, UsageErrorsAreNamed) {
   expect_usage_error({"bench", "--gpus", "2", "--placement", "disk"}, "'disk' is not a placement");
   expect_usage_error({"bench", "--panel-transport", "broadcasts"}, "--panel-transport requires --gpus or --devices");
   expect_usage_error({"bench", "--gpus", "2", "--panel-transport", "pigeons"}, "'pigeons' is not a transport");
+  expect_usage_error({"bench", "--cut", "slices"}, "--cut requires --gpus or --devices");
+  expect_usage_error({"bench", "--gpus", "2", "--cut", "diagonal"}, "'diagonal' is not a cut");
+  expect_usage_error({"bench", "--gpus", "2", "--cut", "slices", "--panel-width", "512"}, "excludes --panel-width");
   expect_usage_error({"bench", "--gpus", "2", "--backend", "cpu"}, "needs --backend cuda");
   expect_usage_error({"bench", "--gpus", "2", "--device", "1"}, "excludes");
   expect_usage_error({"bench", "--gpus", "2", "--out-of-core"}, "excludes");
@@ -76,7 +79,7 @@ TEST(CliDistributed, HelpListsTheFlags) {
   const ProgramRun run = gemmlab({"bench", "--help"});
   ASSERT_EQ(run.exit_code, kExitOk) << explain(run);
   for (const char* flag :
-       {"--gpus", "--devices", "--decompositions", "--placement", "--panel-transport", "--xt-block-dims"})
+       {"--gpus", "--devices", "--decompositions", "--placement", "--panel-transport", "--cut", "--xt-block-dims"})
     EXPECT_NE(run.out.find(flag), std::string::npos) << flag << "\n" << explain(run);
   const ProgramRun explain_help = gemmlab({"explain", "--help"});
   ASSERT_EQ(explain_help.exit_code, kExitOk) << explain(explain_help);
@@ -162,7 +165,7 @@ TEST(CliDistributedGpu, ASmallRunIsVerifiedOnTwoGpusBesideItsAnchors) {
       EXPECT_EQ(d["wait_seconds"]["per_gpu"].size(), 2u) << r.dump();
       // What ran: the copy engines where NCCL has them (2.28 and later), else broadcasts.
       EXPECT_TRUE(d["panel_transport"] == "copy-engines" || d["panel_transport"] == "broadcasts") << r.dump();
-      EXPECT_TRUE(d["cut"] == "k_panels" || (d["cut"] == "slices" && d["slices"].get<int>() >= 1)) << r.dump();
+      EXPECT_EQ(d["cut"], "k-panels") << r.dump();  // slices only where asked for
       EXPECT_GT(d["model"]["model_seconds"].get<double>(), 0) << r.dump();
       EXPECT_GT(d["efficiency"].get<double>(), 0) << r.dump();
       EXPECT_GT(d["t1"]["time_ms"].get<double>(), 0) << r.dump();

@@ -231,6 +231,13 @@ TEST(Distributed, TheModelsPanelsAndTensorCoreProducts) {
     // The model's own panel width, auto's rung.
     HostProblem hp = make_host_problem({.m = 1031, .n = 997, .k = 1201, .beta = 0.5, .seed = seeds.next()});
     run_and_check(*group, hp, Decomposition::Summa, {});
+    // Slices where asked for, their count the model's; panels where they cannot run (one GPU).
+    DistributedOptions sliced;
+    sliced.cut = DistributedCut::Slices;
+    DistributedRun run;
+    HostProblem again = make_host_problem({.m = 1031, .n = 997, .k = 1201, .beta = 0.5, .seed = seeds.next()});
+    run_and_check(*group, again, Decomposition::Summa, sliced, &run);
+    EXPECT_EQ(run.plan.cut, gpus == 2 && nccl_has_copy_engines() ? DistributedCut::Slices : DistributedCut::KPanels);
     for (const Case& c : {Case{"wgmma_3xtf32", DType::F32, DType::F32}, Case{"wgmma_ws_bf16", DType::BF16, DType::F32},
                           Case{"mma_sync_bf16", DType::BF16, DType::F32}}) {
       if (!runs_here(c.rung)) {

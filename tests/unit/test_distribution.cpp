@@ -114,6 +114,12 @@ TEST(Distribution, PanelTransportNamesRoundTrip) {
   EXPECT_FALSE(parse_panel_transport("").has_value());
 }
 
+TEST(Distribution, CutNamesRoundTrip) {
+  for (const DistributedCut c : {DistributedCut::KPanels, DistributedCut::Slices}) EXPECT_EQ(parse_cut(to_string(c)), c);
+  EXPECT_EQ(to_string(DistributedCut::Slices), "slices");
+  EXPECT_FALSE(parse_cut("columns").has_value());
+}
+
 TEST(DistributionGrid, OneGpuIsOneByOne) {
   EXPECT_EQ(grid_for(1, 16384, 16384), (ProcessGrid{1, 1}));
   EXPECT_EQ(grid_for(1, 1, 1), (ProcessGrid{1, 1}));
@@ -539,26 +545,32 @@ TEST(DistributionSlices, OnlyWhereOneOperandMovesAndTheLibrarySaysTheyCanRun) {
   EXPECT_TRUE(contains(plan.describe(), "A gathered whole in K, 2 slices of C's rows")) << plan.describe();
 }
 
-// Short K on two fast GPUs: panels of K cost the second product its re-read of C and a thin K
-// twice over, slices only their first gather; where slices cannot run, panels it is.
-TEST(DistributionSlices, TheChoiceTakesSlicesWhereTheModelSaysTheyAreFaster) {
+// The slice count the choice takes: the fastest the model sees among those that fit; panels
+// are never considered there, nor slices by the panel choice.
+TEST(DistributionSlices, TheChoiceTakesTheFastestCountThatFits) {
   const DistributedRates rates{6e14, 3.5e11, 1e-5, 132};
   DistributedShape s{16384, 16384, 4096, 2};
   DistributedPlan panels, sliced;
+  EXPECT_EQ(choose_slices(s, Decomposition::RowBlocks, 2, ~std::uint64_t{0}, rates, sliced).code(),
+            StatusCode::InvalidValue);
+  s.slices_possible = true;
   ASSERT_TRUE(choose_panel_width(s, Decomposition::RowBlocks, 2, ~std::uint64_t{0}, rates, panels).is_ok());
   EXPECT_EQ(panels.cut, DistributedCut::KPanels);
-  s.slices_possible = true;
-  ASSERT_TRUE(choose_panel_width(s, Decomposition::RowBlocks, 2, ~std::uint64_t{0}, rates, sliced).is_ok());
+  ASSERT_TRUE(choose_slices(s, Decomposition::RowBlocks, 2, ~std::uint64_t{0}, rates, sliced).is_ok());
   EXPECT_EQ(sliced.cut, DistributedCut::Slices);
-  EXPECT_LT(sliced.model.model_seconds, panels.model.model_seconds);
-  EXPECT_GE(sliced.slices.size(), 1u);
+  for (const std::int64_t count : {1, 2, 4, 8, 16, 32, 64}) {
+    DistributedPlan other;
+    ASSERT_TRUE(plan_slices(s, Decomposition::RowBlocks, 2, count, rates, other).is_ok());
+    EXPECT_LE(sliced.model.model_seconds, other.model.model_seconds * 1.001) << count;
+  }
   // A slice holds a part of K by a slice of C's columns, a panel a part of K by all of them:
-  // 8 MB per GPU takes no panel of 256 of K (4 x 16384 x 256 x 2 bytes) but slices of 256
-  // columns (2 x 2 x 2048 x 256 x 2).
+  // 8 MB per GPU holds slices of 256 columns (2 x 2 x 2048 x 256 x 2 bytes), 2 MB none.
   DistributedPlan tight;
-  ASSERT_TRUE(choose_panel_width(s, Decomposition::RowBlocks, 2, 8u << 20, rates, tight).is_ok());
-  EXPECT_EQ(tight.cut, DistributedCut::Slices);
+  ASSERT_TRUE(choose_slices(s, Decomposition::RowBlocks, 2, 8u << 20, rates, tight).is_ok());
   EXPECT_LE(tight.panel_buffer_bytes, 8u << 20);
+  const Status none = choose_slices(s, Decomposition::RowBlocks, 2, 2u << 20, rates, tight);
+  EXPECT_EQ(none.code(), StatusCode::InvalidValue);
+  EXPECT_TRUE(contains(none.message(), "exceed the budget")) << none.message();
 }
 
 TEST(DistributionModel, RefusalsNameTheBadValue) {
