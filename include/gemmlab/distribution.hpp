@@ -50,6 +50,11 @@ std::optional<Decomposition> parse_decomposition(std::string_view text);  // as 
 struct ProcessGrid {
   int rows = 1, cols = 1;
   int size() const { return rows * cols; }
+  // Which operand moves between the GPUs: B alone on a P x 1 grid, A alone on 1 x P (what
+  // the copy-engine transport and slices of C need), both on larger grids, none on 1 x 1.
+  bool only_b_moves() const { return rows > 1 && cols == 1; }
+  bool only_a_moves() const { return cols > 1 && rows == 1; }
+  bool one_operand_moves() const { return only_a_moves() || only_b_moves(); }
   bool operator==(const ProcessGrid&) const = default;
 };
 

@@ -135,9 +135,10 @@ std::vector<GridRun> grid_runs(const DistributedJob& job, const Shape& shape) {
 }
 
 std::string device_technique(const GridRun& g, int gpus, const std::string& scaling, PanelTransport transport) {
-  const bool b_only = g.grid.cols == 1, a_only = g.grid.rows == 1 && g.grid.cols > 1;
-  const std::string what = b_only ? "B's panels" : a_only ? "A's panels" : "A's panels along grid rows, B's along columns,";
-  const bool copy_engines = transport == PanelTransport::CopyEngines && (a_only || b_only);
+  const std::string what = g.grid.only_b_moves()   ? "B's panels"
+                           : g.grid.only_a_moves() ? "A's panels"
+                                                   : "A's panels along grid rows, B's along columns,";
+  const bool copy_engines = transport == PanelTransport::CopyEngines && g.grid.one_operand_moves();
   const std::string how = what + (copy_engines ? " all-gathered on NCCL's copy engines" : " broadcast over NCCL");
   return fmt::format("{} GPUs, device operands, {} grid: {}{}", gpus, grid_text(g.grid), how,
                      scaling == "weak" ? fmt::format(" (weak scaling: {}x the rows)", gpus) : "");
@@ -375,7 +376,7 @@ void run_device_grids(const Options& o, Executor& timer, const DistributedJob& j
       }
     // Copy engines move panels at the copy rate where one operand moves (as the driver
     // decides); NCCL's broadcasts at theirs.
-    const bool copy_engines = job.transport == PanelTransport::CopyEngines && (g.grid.rows == 1) != (g.grid.cols == 1);
+    const bool copy_engines = job.transport == PanelTransport::CopyEngines && g.grid.one_operand_moves();
     if (link) rates.link_bytes_per_second = copy_engines ? link->copy : link->broadcast_algorithm;
     (void)cuda::make_current(job.devices.front());
     rates.multiprocessors = cuda::device_sm_count();

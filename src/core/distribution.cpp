@@ -213,7 +213,7 @@ std::uint64_t panel_buffer_bytes(const DistributedShape& s, const ProcessGrid& g
   // The receive buffers, and one where a root packs a panel that is not contiguous to send it;
   // where one operand moves, the all-gather rounds' slots if more (gemmlab/distributed.hpp).
   std::uint64_t buffers = kDistributedPanelBuffers + 1;
-  if ((grid.rows == 1) != (grid.cols == 1))
+  if (grid.one_operand_moves())
     buffers = std::max<std::uint64_t>(buffers, kDistributedPanelBuffers * static_cast<std::uint64_t>(grid.size()));
   return buffers * static_cast<std::uint64_t>(a + b) * static_cast<std::uint64_t>(widest) * s.input_bytes;
 }
@@ -339,8 +339,8 @@ Status plan_slices(const DistributedShape& s, Decomposition decomposition, int g
   p.decomposition = decomposition;
   GEMMLAB_TRY(decomposition_grid(decomposition, gpus, s.m, s.n, p.grid));
   const ProcessGrid& grid = p.grid;
-  const bool b_moves = grid.rows > 1 && grid.cols == 1, a_moves = grid.cols > 1 && grid.rows == 1;
-  if (!s.slices_possible || !(a_moves || b_moves) || s.k < 1)
+  const bool b_moves = grid.only_b_moves();
+  if (!s.slices_possible || !grid.one_operand_moves() || s.k < 1)
     return {StatusCode::InvalidValue,
             fmt::format("no slice schedule on a {}x{} grid: it needs one moving operand gathered whole in K",
                         grid.rows, grid.cols)};

@@ -104,8 +104,8 @@ GemmProblem product_shape(const DistributedGemmProblem& p, const LocalBlocks& lo
 // operand moves, on the copy engines, and its parts stack along K into one dense matrix.
 bool slices_possible(const DistributedGemmProblem& p, const ProcessGrid& grid, const DistributedOptions& options) {
   if (options.transport != PanelTransport::CopyEngines || !cuda::nccl_copy_engines() || p.k < 1) return false;
-  const bool b_moves = grid.rows > 1 && grid.cols == 1, a_moves = grid.cols > 1 && grid.rows == 1;
-  if (!a_moves && !b_moves) return false;
+  if (!grid.one_operand_moves()) return false;
+  const bool b_moves = grid.only_b_moves();
   // K runs along the stored rows of op(B) = B and of op(A) = A^T; it must be the slow dimension.
   const Matrix& moving = b_moves ? p.b.front() : p.a.front();
   const bool k_along_rows = b_moves ? p.op_b == Op::N : p.op_a == Op::T;

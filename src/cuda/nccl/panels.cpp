@@ -101,10 +101,10 @@ Status run_distributed(DeviceGroup& group, const DistributedGemmProblem& problem
   const auto G = [](int g) { return static_cast<std::size_t>(g); };
   // Copy engines where one operand moves (a grid of one column moves B, of one row A) and its
   // roots hold as many panels each.
-  const bool b_moves = grid.rows > 1 && grid.cols == 1, a_moves = grid.cols > 1 && grid.rows == 1;
+  const bool b_moves = grid.only_b_moves();
   std::vector<Round> rounds;
   const bool copy_engines = GEMMLAB_NCCL_COPY_ENGINES && options.transport == PanelTransport::CopyEngines &&
-                            (a_moves || b_moves) && make_rounds(plan, b_moves, gpus, rounds);
+                            grid.one_operand_moves() && make_rounds(plan, b_moves, gpus, rounds);
   Call call{group, s, problem, variant, plan, options.broadcast_ctas, copy_engines};
   std::vector<OperandRole> a, b;
   GEMMLAB_TRY(prepare(call, a, b));
