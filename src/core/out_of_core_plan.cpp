@@ -159,6 +159,9 @@ std::int64_t ramp_piece(std::int64_t extent) {
   return round_up(ceil_div(extent, kOutOfCoreRamp), kOutOfCoreTileAlign);
 }
 
+bool ramp_cuts_a(const OutOfCoreShape& s) { return s.trans_a; }
+bool ramp_cuts_b(const OutOfCoreShape& s) { return !s.trans_b; }
+
 std::int64_t device_ld(std::int64_t width) { return round_up(std::max<std::int64_t>(width, 1), kOutOfCoreLdAlign); }
 
 TileElements tile_elements(const OutOfCoreShape& s, std::int64_t tm, std::int64_t tn, std::int64_t tk) {
@@ -248,9 +251,9 @@ void model_out_of_core(const OutOfCoreShape& s, const OutOfCoreRates& rates, Out
   if (s.reads_c) up.add(m * n * out, copy.c_up);
   down.add(p.d2h_bytes, copy.c_down);
   link_seconds(up, down, rates, p.h2d_seconds, p.d2h_seconds);
-  // Never hidden: the first tile's C and the first piece of its blocks going up before anything
-  // computes (or, where the blocks take longer to go up than the first product to run, all of
-  // them but what the product's pieces hide), likewise the last piece of the last tile coming
+  // Never hidden: the first tile's C, its uncut blocks and the first piece of the cut ones going
+  // up before anything computes (or, where the pieces take longer to go up than the first
+  // product to run, all of them but what the product's pieces hide), likewise the last piece of the last tile coming
   // down after everything has (the ramp; a plan of one step has no last pieces), and what
   // running those products in pieces costs where the products are the longest part.
   const std::int64_t tm = std::min(p.tile_m, s.m), tn = std::min(p.tile_n, s.n), tk = std::min(p.tile_k, s.k);
@@ -258,7 +261,11 @@ void model_out_of_core(const OutOfCoreShape& s, const OutOfCoreRates& rates, Out
   const double c_tile = static_cast<double>(e.c) * out;
   const auto pieces = [](std::int64_t extent) { return static_cast<double>(ceil_div(extent, ramp_piece(extent))); };
   const double steps = static_cast<double>(p.tiles_m * p.tiles_n * p.blocks_k);
-  const double first_up = static_cast<double>(e.a) * in / copy.a_up + static_cast<double>(e.b) * in / copy.b_up;
+  // The first blocks: those the ramp cuts go up in pieces of K, the others whole before them.
+  const double a_up = static_cast<double>(e.a) * in / copy.a_up, b_up = static_cast<double>(e.b) * in / copy.b_up;
+  const bool cut_a = ramp_cuts_a(s), cut_b = ramp_cuts_b(s), cut = cut_a || cut_b;
+  const double first_whole_up = (cut_a ? 0.0 : a_up) + (cut_b ? 0.0 : b_up);
+  const double first_cut_up = (cut_a ? a_up : 0.0) + (cut_b ? b_up : 0.0);
   // A block product's time by the model, and the same product run in the ramp's pieces (of K
   // first, of rows last): each piece pays the tile overhead again and fills fewer waves.
   const auto product_seconds = [&](std::int64_t rows, std::int64_t depth) {
@@ -272,7 +279,8 @@ void model_out_of_core(const OutOfCoreShape& s, const OutOfCoreRates& rates, Out
     return seconds;
   };
   const double whole_product = product_seconds(tm, tk);
-  const double first_product = in_pieces(tk, [&](std::int64_t depth) { return product_seconds(tm, depth); });
+  const double first_product =
+      cut ? in_pieces(tk, [&](std::int64_t depth) { return product_seconds(tm, depth); }) : whole_product;
   const double last_product =
       steps == 1 ? whole_product : in_pieces(tm, [&](std::int64_t rows) { return product_seconds(rows, tk); });
   // The pieces' extra time is exposed where the products are the longest part of the run.
@@ -285,7 +293,8 @@ void model_out_of_core(const OutOfCoreShape& s, const OutOfCoreRates& rates, Out
     return std::max(copy_seconds / count, copy_seconds - product * (count - 1) / count);
   };
   const double last_down = c_tile / copy.c_down;
-  p.fill_seconds = exposed(first_up, first_product, pieces(tk)) + (s.reads_c ? c_tile / copy.c_up : 0.0) +
+  p.fill_seconds = first_whole_up + exposed(first_cut_up, first_product, cut ? pieces(tk) : 1.0) +
+                   (s.reads_c ? c_tile / copy.c_up : 0.0) +
                    (steps == 1 ? last_down : exposed(last_down, last_product, pieces(tm))) + ramp_exposed;
   p.model_seconds = p.fill_seconds + std::max({p.compute_seconds, p.h2d_seconds, p.d2h_seconds});
 }

@@ -53,6 +53,13 @@ inline constexpr int kOutOfCoreRamp = 4;
 // a kOutOfCoreRamp-th, a multiple of kOutOfCoreTileAlign; the whole extent where it is too
 // short to cut.
 std::int64_t ramp_piece(std::int64_t extent);
+// Which operands' first blocks the ramp cuts into pieces of K: those stored with K the slow
+// dimension (A transposed, B not), whose pieces are runs of whole rows of the block. Cut the
+// other way a piece is a strided copy of short rows, which beside a running product moves at a
+// fraction of the link's rate (an H100: rows of 16 KiB 64 KiB apart at about half), so that
+// operand's block goes up whole before the other's pieces.
+bool ramp_cuts_a(const OutOfCoreShape& s);
+bool ramp_cuts_b(const OutOfCoreShape& s);
 
 // Two buffers each of A's block, B's block and C's tile: one in use while the other is copied.
 inline constexpr int kOutOfCoreBuffers = 2;

@@ -149,38 +149,60 @@ TEST(OutOfCorePlan, TheRampCutsTheFillIntoPieces) {
   EXPECT_EQ(ramp_piece(1024), 256);
   EXPECT_EQ(ramp_piece(1100), 512);   // a quarter, rounded up to the tile alignment: 3 pieces
   EXPECT_EQ(ramp_piece(32768), 8192);
-  // The fill: a quarter of the first step's blocks up where the first product hides the rest,
-  // else all of them but three quarters of that product; likewise the last tile down. The
-  // products cut into pieces (4 of K first, 4 of rows last) take longer than whole ones (each
-  // piece pays the tile overhead, fewer tiles fill fewer waves), which shows where compute is
-  // the longest part of the run.
-  const OutOfCoreShape s = square(8192);
+  // The fill: the first step's blocks that the ramp cuts (K their slow dimension: A under T, B
+  // under N) go up a quarter at a time, the others whole before them. A quarter of the cut
+  // blocks is exposed where the first product hides the rest, else all of them but three
+  // quarters of that product; likewise the last tile down. The products cut into pieces (4 of
+  // K first, 4 of rows last) take longer than whole ones (each piece pays the tile overhead,
+  // fewer tiles fill fewer waves), which shows where compute is the longest part of the run.
   OutOfCoreRates r = nominal_rates(DType::F32, DType::F32, false);
-  r.h2d_strided_bytes_per_second = r.h2d_bytes_per_second;  // B's blocks are strided
+  r.h2d_strided_bytes_per_second = r.h2d_bytes_per_second;  // every block at one rate
   const double block = 4096.0 * 8192 * 4, tile = 4096.0 * 4096 * 4;
-  const double up = 2 * block / r.h2d_bytes_per_second, down = tile / r.d2h_bytes_per_second;
-  for (const double flops : {1e12, 1e15}) {  // blocks slower than the product, and faster
-    SCOPED_TRACE(flops);
-    r.flops_per_second = flops;
-    OutOfCorePlan p;
-    p.tile_m = p.tile_n = 4096;
-    p.tile_k = 8192;
-    p.a_resident = true;
-    model_out_of_core(s, r, p);
-    const auto seconds = [&](std::int64_t rows, std::int64_t depth) {
-      return 2.0 * static_cast<double>(rows * 4096 * depth) /
-             (flops * block_efficiency(rows, 4096, depth, r.multiprocessors, r.tile_overhead_k));
-    };
-    const double whole = seconds(4096, 8192), first = 4 * seconds(4096, 2048), last = 4 * seconds(1024, 8192);
-    EXPECT_GT(first, whole * 1.01);
-    EXPECT_GT(last, whole * 1.01);
-    const double busy = std::max({p.compute_seconds, p.h2d_seconds, p.d2h_seconds});
-    const double ramp = std::max(0.0, p.compute_seconds + (first - whole) + (last - whole) - busy);
-    const double fill = std::max(up / 4, up - first * 3 / 4) + std::max(down / 4, down - last * 3 / 4) + ramp;
-    EXPECT_NEAR(p.fill_seconds, fill, 1e-9 * p.fill_seconds);
-    if (flops < 1e13) EXPECT_NEAR(p.fill_seconds, (up + down) / 4 + first + last - 2 * whole, 1e-9 * p.fill_seconds);
-    else EXPECT_NEAR(p.fill_seconds, up + down - (first + last) * 3 / 4, 1e-9 * p.fill_seconds);
-  }
+  const double half = block / r.h2d_bytes_per_second, down = tile / r.d2h_bytes_per_second;
+  for (const bool trans_a : {false, true})
+    for (const bool trans_b : {false, true}) {
+      OutOfCoreShape s = square(8192);
+      s.trans_a = trans_a;
+      s.trans_b = trans_b;
+      EXPECT_EQ(ramp_cuts_a(s), trans_a);
+      EXPECT_EQ(ramp_cuts_b(s), !trans_b);
+      const bool cut = trans_a || !trans_b;
+      const double cut_up = (trans_a ? half : 0.0) + (trans_b ? 0.0 : half), whole_up = 2 * half - cut_up;
+      for (const double flops : {1e12, 1e15}) {  // blocks slower than the product, and faster
+        SCOPED_TRACE(::testing::Message() << "trans " << trans_a << trans_b << " flops " << flops);
+        r.flops_per_second = flops;
+        OutOfCorePlan p;
+        p.tile_m = p.tile_n = 4096;
+        p.tile_k = 8192;
+        p.a_resident = true;
+        model_out_of_core(s, r, p);
+        const auto seconds = [&](std::int64_t rows, std::int64_t depth) {
+          return 2.0 * static_cast<double>(rows * 4096 * depth) /
+                 (flops * block_efficiency(rows, 4096, depth, r.multiprocessors, r.tile_overhead_k));
+        };
+        const double whole = seconds(4096, 8192), last = 4 * seconds(1024, 8192);
+        const double first = cut ? 4 * seconds(4096, 2048) : whole;
+        if (cut) {
+          EXPECT_GT(first, whole * 1.01);
+        }
+        EXPECT_GT(last, whole * 1.01);
+        const double busy = std::max({p.compute_seconds, p.h2d_seconds, p.d2h_seconds});
+        const double ramp = std::max(0.0, p.compute_seconds + (first - whole) + (last - whole) - busy);
+        const double fill = whole_up + (cut ? std::max(cut_up / 4, cut_up - first * 3 / 4) : 0.0) +
+                            std::max(down / 4, down - last * 3 / 4) + ramp;
+        EXPECT_NEAR(p.fill_seconds, fill, 1e-9 * p.fill_seconds);
+        // Both blocks cut (A under T, B under N): a quarter of both up, or all but the pieces'
+        // share; neither cut: both blocks whole before the first product.
+        if (trans_a && !trans_b) {
+          const double expected = flops < 1e13 ? (2 * half + down) / 4 + first + last - 2 * whole
+                                               : 2 * half + down - (first + last) * 3 / 4;
+          EXPECT_NEAR(p.fill_seconds, expected, 1e-9 * p.fill_seconds);
+        }
+        if (!cut) {
+          EXPECT_GE(p.fill_seconds, 2 * half);
+        }
+      }
+    }
 }
 
 TEST(OutOfCorePlan, TheWorkspaceCountsAgainstTheLimit) {

@@ -205,14 +205,16 @@ Status enqueue(const GemmProblem& problem, const Variant& variant, const OutOfCo
           return variant.run(piece, context);
         };
         if (step == 0) {
-          // The ramp up: the blocks go up in pieces of K, each multiplied once it is there.
-          const std::int64_t piece = ramp_piece(tk);
+          // The ramp up: the blocks whose K is their slow dimension go up in pieces of K, the
+          // others whole before them; each piece of the product runs once its part is there.
+          const bool cut_a = ramp_cuts_a(shape), cut_b = ramp_cuts_b(shape);
+          const std::int64_t piece = cut_a || cut_b ? ramp_piece(tk) : tk;
+          if (!cut_a) GEMMLAB_TRY(upload(a, a_buf[as], r.h2d.get()));
+          if (!cut_b) GEMMLAB_TRY(upload(b, b_buf[bs], r.h2d.get()));
           for (std::int64_t k_off = 0, q = 0; k_off < tk; k_off += piece, ++q) {
             const std::int64_t kq = std::min(piece, tk - k_off);
-            GEMMLAB_TRY(upload(a, a_buf[as], r.h2d.get(),
-                               g.trans_a ? BlockPart{k_off, 0, kq, tm} : BlockPart{0, k_off, tm, kq}));
-            GEMMLAB_TRY(upload(b, b_buf[bs], r.h2d.get(),
-                               g.trans_b ? BlockPart{0, k_off, tn, kq} : BlockPart{k_off, 0, kq, tn}));
+            if (cut_a) GEMMLAB_TRY(upload(a, a_buf[as], r.h2d.get(), BlockPart{k_off, 0, kq, tm}));
+            if (cut_b) GEMMLAB_TRY(upload(b, b_buf[bs], r.h2d.get(), BlockPart{k_off, 0, kq, tn}));
             CUDA_CHECK(cudaEventRecord(r.piece_up[q].get(), r.h2d.get()));
             CUDA_CHECK(cudaStreamWaitEvent(compute, r.piece_up[q].get()));
             GEMMLAB_TRY(run(k_piece(block, k_off, kq, k_off == 0 ? block.beta : 1.0)));
