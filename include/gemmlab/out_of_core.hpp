@@ -82,7 +82,11 @@ struct OutOfCorePlan {
   // The first blocks' upload, the last tile's download and what cutting those products into
   // the ramp's pieces costs: never hidden.
   double fill_seconds = 0;
-  double model_seconds = 0;  // fill + max(compute, h2d, d2h)
+  // When the first tile of C is final (its blocks up, its products run): no download starts
+  // before it.
+  double first_tile_seconds = 0;
+  // fill + max(compute, h2d, d2h), or the first tile and then every download, where longer.
+  double model_seconds = 0;
   OutOfCoreRates rates{};    // what the model assumed
   std::string variant, config;  // the in-core rung that computes the blocks
   std::string describe() const;  // "tiles of C 8192x8192, blocks of K 4096 (4x4x8), A and B streamed, ..."

@@ -260,8 +260,7 @@ Status run_out_of_core(const Options& o, const OutOfCoreJob& job, Executor& ex, 
       calls.tolerance = [&] { return v.tolerance; };
       verify_and_time(o, ex, host, check, calls, r);
       // The model at the block rate measured for these very tiles beside the copies.
-      plan.compute_seconds = plan.flops / rate.beside_copies;
-      plan.model_seconds = plan.fill_seconds + std::max({plan.compute_seconds, plan.h2d_seconds, plan.d2h_seconds});
+      set_out_of_core_compute(plan, plan.flops / rate.beside_copies);
       r.out_of_core->plan = plan;
       r.out_of_core->block_flops_per_second = rate.beside_copies;
       r.out_of_core->block_alone_flops_per_second = rate.alone;

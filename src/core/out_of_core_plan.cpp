@@ -47,9 +47,22 @@ bool b_strided(const OutOfCoreShape& s, const OutOfCorePlan& p) { return s.trans
 
 }  // namespace
 
+double out_of_core_model_seconds(const OutOfCorePlan& p) {
+  return std::max(p.fill_seconds + std::max({p.compute_seconds, p.h2d_seconds, p.d2h_seconds}),
+                  p.first_tile_seconds + p.d2h_seconds);
+}
+
+void set_out_of_core_compute(OutOfCorePlan& p, double compute_seconds) {
+  const double tiles = static_cast<double>(std::max<std::int64_t>(1, p.tiles_m * p.tiles_n));
+  p.first_tile_seconds += (compute_seconds - p.compute_seconds) / tiles;
+  p.compute_seconds = compute_seconds;
+  p.model_seconds = out_of_core_model_seconds(p);
+}
+
 double out_of_core_rank(const OutOfCoreShape&, const OutOfCorePlan& p) {
-  return p.fill_seconds +
-         std::max({p.compute_seconds, kLinkHeadroom * p.h2d_seconds, kLinkHeadroom * p.d2h_seconds});
+  return std::max(p.fill_seconds + std::max({p.compute_seconds, kLinkHeadroom * p.h2d_seconds,
+                                             kLinkHeadroom * p.d2h_seconds}),
+                  p.first_tile_seconds + kLinkHeadroom * p.d2h_seconds);
 }
 
 namespace {
@@ -293,10 +306,14 @@ void model_out_of_core(const OutOfCoreShape& s, const OutOfCoreRates& rates, Out
     return std::max(copy_seconds / count, copy_seconds - product * (count - 1) / count);
   };
   const double last_down = c_tile / copy.c_down;
-  p.fill_seconds = first_whole_up + exposed(first_cut_up, first_product, cut ? pieces(tk) : 1.0) +
-                   (s.reads_c ? c_tile / copy.c_up : 0.0) +
-                   (steps == 1 ? last_down : exposed(last_down, last_product, pieces(tm))) + ramp_exposed;
-  p.model_seconds = p.fill_seconds + std::max({p.compute_seconds, p.h2d_seconds, p.d2h_seconds});
+  const double first_up = first_whole_up + exposed(first_cut_up, first_product, cut ? pieces(tk) : 1.0) +
+                          (s.reads_c ? c_tile / copy.c_up : 0.0);
+  p.fill_seconds = first_up + (steps == 1 ? last_down : exposed(last_down, last_product, pieces(tm))) + ramp_exposed;
+  // The first tile is final after its first product and its other blocks of K, each as long as
+  // the longer of its product and its blocks' copies.
+  p.first_tile_seconds = first_up + first_product +
+                         static_cast<double>(p.blocks_k - 1) * std::max(whole_product, a_up + b_up);
+  p.model_seconds = out_of_core_model_seconds(p);
 }
 
 Status choose_out_of_core_tiles(const OutOfCoreShape& s, std::uint64_t budget, const OutOfCoreRates& rates,

@@ -87,6 +87,14 @@ double block_efficiency(std::int64_t tm, std::int64_t tn, std::int64_t tk, int m
 // or too thin in K to amortise each output tile's fixed cost, plus C's traffic on the device.
 void model_out_of_core(const OutOfCoreShape& s, const OutOfCoreRates& rates, OutOfCorePlan& plan);
 
+// The model's time from its parts: the fill and the longest of the three streams, or the first
+// tile of C and then all of the downloads, whichever is longer.
+double out_of_core_model_seconds(const OutOfCorePlan& plan);
+
+// Puts the model's compute at `compute_seconds` (a rate measured for the plan's very blocks),
+// the first tile's share with it, and the model's time after it.
+void set_out_of_core_compute(OutOfCorePlan& plan, double compute_seconds);
+
 // What the tile choice minimises: the model's time with the copies given headroom (a plan on
 // the edge of its link turns copy-bound at the first slow copy) and strided copies of many
 // short rows counted slower than one long run.
