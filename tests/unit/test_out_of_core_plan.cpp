@@ -205,6 +205,38 @@ TEST(OutOfCorePlan, TheRampCutsTheFillIntoPieces) {
     }
 }
 
+TEST(OutOfCorePlan, NoDownloadStartsBeforeTheFirstTileIsFinal) {
+  // bf16 32768^3 in rows of tiles as wide as C, B resident: the first tile needs A's block and
+  // all of B up, then its product; only then can the 4.3 GB of C start coming down. Here that
+  // path is longer than the fill plus the longest stream, so it is the model's time.
+  const OutOfCoreShape s = square(32768, 2);
+  OutOfCoreRates r = nominal_rates(DType::BF16, DType::F32, true);
+  r.flops_per_second = 700e12;
+  r.h2d_bytes_per_second = r.d2h_bytes_per_second = 50e9;
+  OutOfCorePlan p;
+  p.tile_m = 11008;
+  p.tile_n = p.tile_k = 32768;
+  p.b_resident = true;
+  model_out_of_core(s, r, p);
+  const double a_block = 11008.0 * 32768 * 2 / 50e9, b_all = 32768.0 * 32768 * 2 / 50e9;
+  EXPECT_GT(p.first_tile_seconds, a_block + b_all);  // both up, and the last piece multiplied
+  const double streams = p.fill_seconds + std::max({p.compute_seconds, p.h2d_seconds, p.d2h_seconds});
+  EXPECT_GT(p.first_tile_seconds + p.d2h_seconds, streams);
+  EXPECT_DOUBLE_EQ(p.model_seconds, p.first_tile_seconds + p.d2h_seconds);
+  EXPECT_DOUBLE_EQ(out_of_core_model_seconds(p), p.model_seconds);
+  // A slower measured block rate lengthens the first tile by its share of the compute.
+  const OutOfCorePlan before = p;
+  set_out_of_core_compute(p, 2 * before.compute_seconds);
+  EXPECT_NEAR(p.first_tile_seconds, before.first_tile_seconds + before.compute_seconds / 3, 1e-12);
+  EXPECT_DOUBLE_EQ(p.model_seconds, out_of_core_model_seconds(p));
+  EXPECT_GE(p.model_seconds, p.fill_seconds + p.compute_seconds);
+  // The choice ranks that path: its plan's first tile and downloads are no longer than these.
+  OutOfCorePlan chosen;
+  ASSERT_TRUE(choose_out_of_core_tiles(s, 60ull << 30, r, {}, 0, 0, 0, chosen).is_ok());
+  EXPECT_LE(out_of_core_rank(s, chosen), out_of_core_rank(s, before)) << chosen.describe();
+  EXPECT_LE(chosen.first_tile_seconds, before.first_tile_seconds) << chosen.describe();
+}
+
 TEST(OutOfCorePlan, TheWorkspaceCountsAgainstTheLimit) {
   const OutOfCoreShape s = square(8192);
   const OutOfCoreRates rates = nominal_rates(DType::F32, DType::F32, true);
