@@ -22,11 +22,6 @@ constexpr std::size_t kLinkBytes = std::size_t{256} << 20;
 constexpr int kLinkReps = 5;
 // Repetitions of a block product for the model's in-core rate.
 constexpr int kBlockRateReps = 3;
-// Before them the product runs back to back for as long as the schedule is modelled to take,
-// within these bounds: a run of seconds holds the board's power cap (an H100 at 700 W), not the
-// boost clock that a few short products see, and the rate should be the one the run can hold.
-constexpr double kSustainMinSeconds = 0.1;
-constexpr double kSustainMaxSeconds = 1.0;
 // Device memory left free beside an in-core run's operands (libraries, module code).
 constexpr std::uint64_t kDeviceMargin = std::uint64_t{512} << 20;
 
@@ -40,7 +35,7 @@ Record new_record(const Options& o, const GemmProblem& p, const std::string& nam
 }
 
 // The rung's rate on one block product of the plan (device operands): alone, the in-core rate
-// the schedule's tiles can hold over a run as long as the schedule's; and while copies go both ways over the host link, as
+// the schedule's tiles can reach at best; and while copies go both ways over the host link, as
 // they do all through the schedule (measured on an H100: kernels run several percent slower
 // beside the copies' traffic). With `first`, also what the model needs of the rung and the
 // link: the rung's fixed cost per output tile in units of K, from the block product at a
@@ -95,16 +90,6 @@ Status block_rate(Executor& ex, const GemmProblem& host, const Variant& v, const
     rate = flops / (ms * 1e-3);
     return Status::ok();
   };
-  double one_ms = 0;
-  GEMMLAB_TRY(ex.time_once([&] { return gemm(ex.context(), p, v); }, one_ms));
-  const double sustain = std::clamp(plan.model_seconds, kSustainMinSeconds, kSustainMaxSeconds);
-  const auto back_to_back = static_cast<int>(std::ceil(sustain / std::max(one_ms * 1e-3, 1e-6)));
-  GEMMLAB_TRY(ex.time_once(
-      [&]() -> Status {
-        for (int i = 0; i < back_to_back; ++i) GEMMLAB_TRY(gemm(ex.context(), p, v));
-        return Status::ok();
-      },
-      one_ms));
   GEMMLAB_TRY(median_rate(out.alone));
   // Copies for twice as long as the repetitions take alone, so the link stays busy throughout.
   const double seconds = 2.0 * kBlockRateReps * flops / out.alone;
