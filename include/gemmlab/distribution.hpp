@@ -109,13 +109,19 @@ struct DistributedShape {
 
 // What the model assumes of the machine, per GPU.
 struct DistributedRates {
-  double flops_per_second = 0;       // the in-core rung on a whole local block
+  // The in-core rung's rate on a block that fills the SMs, without the per-tile cost below (the
+  // bench measures it on a whole local block and divides by that block's block_efficiency).
+  double flops_per_second = 0;
   double link_bytes_per_second = 0;  // what one GPU receives per second over NVLink (measured)
   double broadcast_seconds = 0;      // fixed cost of a panel's broadcasts (launch, handshake)
   int multiprocessors = 0;           // the GPU's SMs (0: an H100's 132), for thin products
   // The GPU's DRAM rate, at which each panel product after the first re-reads and re-writes
   // the GPU's block of C (0: 3.0e12, an H100 SXM's measured copy rate).
   double device_bytes_per_second = 0;
+  // The rung's fixed cost of an output tile in units of K (as OutOfCoreRates::tile_overhead_k):
+  // a panel product of k runs at k / (k + this) of the rate, so cutting K into panels costs the
+  // tensor-core rungs most (0: 128).
+  double tile_overhead_k = 0;
 };
 
 // The model's counts and times: each field the largest over the GPUs (not necessarily all the

@@ -55,7 +55,8 @@ nlohmann::json figures_json(const DistributedFigures& f, const Record& r) {
                              {"link_bytes_per_second", f.rates.link_bytes_per_second},
                              {"broadcast_seconds", f.rates.broadcast_seconds},
                              {"device_bytes_per_second", f.rates.device_bytes_per_second},
-                             {"multiprocessors", f.rates.multiprocessors}};
+                             {"multiprocessors", f.rates.multiprocessors},
+                             {"tile_overhead_k", f.rates.tile_overhead_k}};
       if (r.timed && m.model_seconds > 0) j["model"]["measured_over_model"] = r.timing.median_ms * 1e-3 / m.model_seconds;
     }
     if (!f.bytes_received.empty()) {
@@ -195,8 +196,9 @@ std::string format_distributed_table(const DistributedResults& results, const Ru
                              "panel, over {}); products waiting {:.2f} ms (fill {:.2f}) -> {:.2f} ms",
                              m.compute_seconds * 1e3,
                              f.rates.flops_per_second > 0
-                                 ? fmt::format("{:.1f} TFLOP/s (the rung on one GPU's block)",
-                                               f.rates.flops_per_second * 1e-12)
+                                 ? fmt::format("{:.1f} TFLOP/s (the rung on one GPU's block, less its cost per "
+                                               "tile: {:.0f} of K)",
+                                               f.rates.flops_per_second * 1e-12, f.rates.tile_overhead_k)
                                  : std::string("a nominal rate"),
                              m.comm_seconds * 1e3, gb(m.bytes_received_per_gpu_max), m.panel_bytes_received_max * 1e-6,
                              f.rates.link_bytes_per_second > 0

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "bench/memory_plan.hpp"
+#include "core/out_of_core_plan.hpp"
 #include "cuda/backend.hpp"
 #include "cuda/distributed.hpp"
 #include "gemmlab/gemm.hpp"
@@ -16,6 +17,8 @@ namespace {
 
 // Repetitions of one GPU's block product for the model's compute rate.
 constexpr int kLocalRateReps = 3;
+// The tile overhead is measured only where a quarter of K is at least this long.
+constexpr std::int64_t kOverheadMinK = 1024;
 // Device memory left free beside a GPU's operands (libraries, NCCL's own buffers, module code).
 constexpr std::uint64_t kDeviceMargin = std::uint64_t{1} << 30;
 
@@ -54,13 +57,17 @@ Status check_device_memory(const std::vector<int>& devices, const std::vector<st
   return cuda::make_current(devices.front());  // free_device_bytes made each current in turn
 }
 
-// The rung's rate on GPU `rank` 0's block of C (the largest: the first parts of a balanced cut
-// are the longer) with all of K, on the first GPU: what DistributedRates::flops_per_second
-// means. Values are the host operands' first bytes (values do not change the rate). 0 where
-// the block does not fit beside what the GPU holds (the model then assumes a nominal rate).
+// The rung on GPU `rank` 0's block of C (the largest: the first parts of a balanced cut are the
+// longer), on the first GPU: its fixed cost per output tile from the block with all of K and
+// with a quarter of it (t = c0 + c1 k: c0 / c1 in units of K), and its rate with all of K taken
+// back to a block without that cost, as DistributedRates means them. Values are the host
+// operands' first bytes (values do not change the rate). Both 0 where the block does not fit
+// beside what the GPU holds (the model then assumes nominal figures); the overhead 0 where K
+// is too short to cut or the times too close to tell it.
 Status local_rate(const Options& o, const DistributedJob& job, const HostProblem& host, const ProcessGrid& grid,
-                  double& rate) {
-  rate = 0;
+                  DistributedRates& rates) {
+  rates.flops_per_second = 0;
+  rates.tile_overhead_k = 0;
   const GemmProblem& hp = host.problem;
   const LocalBlocks blocks = local_blocks(hp.m, hp.n, hp.k, grid, 0);
   const Shape block{blocks.rows.count, blocks.cols.count, hp.k};
@@ -97,16 +104,35 @@ Status local_rate(const Options& o, const DistributedJob& job, const HostProblem
   p.b.data = db->data();
   p.c.data = dc->data();
   GEMMLAB_TRY(resolve_variant(ex->context(), p, rung, v));
-  GEMMLAB_TRY(gemm(ex->context(), p, v));  // warm-up (and workspace)
-  std::vector<double> samples;
-  for (int rep = 0; rep < kLocalRateReps; ++rep) {
-    double ms = 0;
-    GEMMLAB_TRY(ex->flush_caches(o.flush));
-    GEMMLAB_TRY(ex->time_once([&] { return gemm(ex->context(), p, v); }, ms));
-    samples.push_back(ms);
+  const auto median_ms = [&](const GemmProblem& product, double& ms) -> Status {
+    GEMMLAB_TRY(gemm(ex->context(), product, v));  // warm-up (and workspace)
+    std::vector<double> samples;
+    for (int rep = 0; rep < kLocalRateReps; ++rep) {
+      GEMMLAB_TRY(ex->flush_caches(o.flush));
+      GEMMLAB_TRY(ex->time_once([&] { return gemm(ex->context(), product, v); }, ms));
+      samples.push_back(ms);
+    }
+    ms = median(samples);
+    return Status::ok();
+  };
+  double whole_ms = 0;
+  GEMMLAB_TRY(median_ms(p, whole_ms));
+  if (block.k / 4 >= kOverheadMinK) {
+    // A quarter of K: the first quarter of A's columns (or rows under T) and of B's rows
+    // (columns under T), in the same storage.
+    GemmProblem quarter = p;
+    quarter.k = block.k / 4;
+    (p.op_a == Op::N ? quarter.a.cols : quarter.a.rows) = quarter.k;
+    (p.op_b == Op::N ? quarter.b.rows : quarter.b.cols) = quarter.k;
+    double quarter_ms = 0;
+    GEMMLAB_TRY(median_ms(quarter, quarter_ms));
+    const double per_k = (whole_ms - quarter_ms) / static_cast<double>(block.k - quarter.k);
+    if (per_k > 0) rates.tile_overhead_k = std::max(1.0, (whole_ms - per_k * static_cast<double>(block.k)) / per_k);
   }
-  rate = 2.0 * static_cast<double>(block.m) * static_cast<double>(block.n) * static_cast<double>(block.k) /
-         (median(samples) * 1e-3);
+  const double measured = 2.0 * static_cast<double>(block.m) * static_cast<double>(block.n) *
+                          static_cast<double>(block.k) / (whole_ms * 1e-3);
+  rates.flops_per_second =
+      measured / block_efficiency(block.m, block.n, block.k, cuda::device_sm_count(), rates.tile_overhead_k);
   return Status::ok();
 }
 
@@ -368,8 +394,9 @@ void run_device_grids(const Options& o, Executor& timer, const DistributedJob& j
     // The model at this machine's rates: the rung on one GPU's block, the link as measured.
     DistributedRates rates;
     if (g.status)
-      if (Status s = local_rate(o, job, host, g.grid, rates.flops_per_second); !s) {
+      if (Status s = local_rate(o, job, host, g.grid, rates); !s) {
         rates.flops_per_second = 0;
+        rates.tile_overhead_k = 0;
         e.record.warnings.push_back(fmt::format("model: the rung's rate on one GPU's block was not measured ({}); "
                                                 "the model assumes a nominal rate",
                                                 s.describe()));

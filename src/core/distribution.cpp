@@ -257,7 +257,8 @@ Status model_distribution(const DistributedShape& s, const ProcessGrid& grid, co
     const double c_pass = rows * cols * static_cast<double>(s.output_bytes) * 2.0 / dram;
     const auto product_seconds = [&](const Panel& p, bool is_first) {
       const double flops = 2.0 * rows * cols * static_cast<double>(p.k.count);
-      return flops / (rates.flops_per_second * block_efficiency(local.rows.count, local.cols.count, p.k.count, sms)) +
+      return flops / (rates.flops_per_second * block_efficiency(local.rows.count, local.cols.count, p.k.count, sms,
+                                                                rates.tile_overhead_k)) +
              (is_first ? 0.0 : c_pass);
     };
     // What g receives of a panel: A's part unless A never moves or g's grid column roots it,
@@ -377,7 +378,7 @@ Status plan_slices(const DistributedShape& s, Decomposition decomposition, int g
       wait += start - product_end;
       const std::int64_t tm = b_moves ? side : slice.count, tn = b_moves ? slice.count : side;
       const double product = 2.0 * static_cast<double>(tm) * static_cast<double>(tn) * k /
-                             (rates.flops_per_second * block_efficiency(tm, tn, s.k, sms));
+                             (rates.flops_per_second * block_efficiency(tm, tn, s.k, sms, rates.tile_overhead_k));
       compute += product;
       product_end = start + product;
       ends.push_back(product_end);

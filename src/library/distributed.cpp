@@ -152,8 +152,9 @@ Status plan_with(DeviceGroup& group, const DistributedGemmProblem& p, const Dist
   shape.output_bytes = storage_bytes(p.c.front().dtype);
   shape.slices_possible = slices_possible(p, out.grid, options);
   DistributedRates rates = options.rates;
-  if (!(rates.flops_per_second > 0))
-    rates.flops_per_second = nominal_rates(variant.input, variant.compute, variant.tensor_cores).flops_per_second;
+  const OutOfCoreRates nominal = nominal_rates(variant.input, variant.compute, variant.tensor_cores);
+  if (!(rates.flops_per_second > 0)) rates.flops_per_second = nominal.flops_per_second;
+  if (!(rates.tile_overhead_k > 0)) rates.tile_overhead_k = nominal.tile_overhead_k;
   if (!(rates.link_bytes_per_second > 0)) rates.link_bytes_per_second = kNominalLinkBytesPerSecond;
   if (!(rates.broadcast_seconds > 0)) rates.broadcast_seconds = kNominalBroadcastSeconds;
   if (rates.multiprocessors <= 0) {

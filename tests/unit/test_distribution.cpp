@@ -394,6 +394,29 @@ TEST(DistributionModel, OutputBytesAndDramRateChangeOnlyTheReReadsOfC) {
   EXPECT_DOUBLE_EQ(d.model.compute_seconds, 2 * kWorkedProduct + 1024.0 * 1024 * 2 * 2 / 1e12);
 }
 
+TEST(DistributionModel, PanelsOfKPayTheRungsCostPerTile) {
+  // One GPU, 2048 x 2048 x 1024 in 4 panels of 256: each product runs at 256 / (256 + k0) of
+  // the rate (with the waves), so a tensor-core rung's k0 of 2,500 makes the panels cost far more
+  // than the nominal 128 does, while one panel of all of K pays it once.
+  const DistributedShape s{2048, 2048, 1024, 2};
+  DistributedRates rates{1e12, 0, 0, 132};
+  rates.tile_overhead_k = 2500;
+  DistributedPlan quarters, whole, nominal;
+  ASSERT_TRUE(plan_distribution(s, Decomposition::Summa, 1, 256, rates, quarters).is_ok());
+  ASSERT_TRUE(plan_distribution(s, Decomposition::Summa, 1, 1024, rates, whole).is_ok());
+  const double c_pass = 2048.0 * 2048 * 4 * 2 / 3e12;  // each product after the first
+  const double product = 2.0 * 2048 * 2048 * 256 / (1e12 * block_efficiency(2048, 2048, 256, 132, 2500));
+  EXPECT_DOUBLE_EQ(quarters.model.compute_seconds, 4 * product + 3 * c_pass);
+  EXPECT_DOUBLE_EQ(whole.model.compute_seconds,
+                   2.0 * 2048 * 2048 * 1024 / (1e12 * block_efficiency(2048, 2048, 1024, 132, 2500)));
+  EXPECT_GT(quarters.model.compute_seconds, 2.5 * whole.model.compute_seconds);
+  rates.tile_overhead_k = 0;  // the nominal 128
+  ASSERT_TRUE(plan_distribution(s, Decomposition::Summa, 1, 256, rates, nominal).is_ok());
+  EXPECT_DOUBLE_EQ(nominal.model.compute_seconds,
+                   4 * 2.0 * 2048 * 2048 * 256 / (1e12 * block_efficiency(2048, 2048, 256, 132)) + 3 * c_pass);
+  EXPECT_LT(nominal.model.compute_seconds, 0.5 * quarters.model.compute_seconds);
+}
+
 TEST(DistributionModel, PanelBuffersAreThreeOfEachMovingOperandOrTheRoundsSlots) {
   // Two to receive into, one where a root packs its panel: 3 x (A's rows + B's columns) x the
   // widest panel, of the largest block (the first of a balanced cut). Where one operand moves
