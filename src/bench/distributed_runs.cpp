@@ -125,9 +125,13 @@ Status local_rate(const Options& o, const DistributedJob& job, const HostProblem
     (p.op_a == Op::N ? quarter.a.cols : quarter.a.rows) = quarter.k;
     (p.op_b == Op::N ? quarter.b.rows : quarter.b.cols) = quarter.k;
     double quarter_ms = 0;
-    GEMMLAB_TRY(median_ms(quarter, quarter_ms));
-    const double per_k = (whole_ms - quarter_ms) / static_cast<double>(block.k - quarter.k);
-    if (per_k > 0) rates.tile_overhead_k = std::max(1.0, (whole_ms - per_k * static_cast<double>(block.k)) / per_k);
+    // A rung that cannot take the quarter leaves the overhead unmeasured, not the rate.
+    if (const Status s = median_ms(quarter, quarter_ms); !s) {
+      if (s.code() != StatusCode::NotSupported) return s;
+    } else {
+      const double per_k = (whole_ms - quarter_ms) / static_cast<double>(block.k - quarter.k);
+      if (per_k > 0) rates.tile_overhead_k = std::max(1.0, (whole_ms - per_k * static_cast<double>(block.k)) / per_k);
+    }
   }
   const double measured = 2.0 * static_cast<double>(block.m) * static_cast<double>(block.n) *
                           static_cast<double>(block.k) / (whole_ms * 1e-3);
