@@ -164,9 +164,15 @@ enum class DistributedCut : std::uint8_t {
   // slice once: every product whole in K, C written once. The first slice's gather is
   // waited for.
   Slices,
+  // A lead stripe, then the rest whole in K: where only one operand moves, it is gathered
+  // whole in K in one all-gather, while each GPU multiplies the first `lead` rows of its
+  // block of C (columns where A moves) by its own part of K; then the rest of its block whole
+  // in K, and last the stripe by the other GPUs' parts. Only the stripe's products are cut in
+  // K, and the gather is hidden behind the first of them.
+  Stripe,
 };
 
-std::string_view to_string(DistributedCut cut);                      // "k-panels" | "slices"
+std::string_view to_string(DistributedCut cut);                  // "k-panels" | "slices" | "stripe"
 std::optional<DistributedCut> parse_cut(std::string_view text);  // as to_string writes
 
 struct DistributedPlan {
@@ -176,6 +182,10 @@ struct DistributedPlan {
   // Slices: the slices of C's columns (B moves) or rows (A moves), in order. `panels` then
   // lists each GPU's part of K, one panel per GPU, for the bytes and the description.
   std::vector<Range> slices;
+  // Stripe: the rows of each GPU's block of C (columns where A moves), from its first, that
+  // are multiplied part by part of K (0: none; the gather is then waited for). `panels` lists
+  // each GPU's part of K, as for slices.
+  std::int64_t lead = 0;
   // kb: no panel is wider. choose_panel_width() gives the widest panel's width, the least kb
   // that lists the same panels.
   std::int64_t panel_width = 0;
@@ -214,6 +224,18 @@ Status plan_slices(const DistributedShape& s, Decomposition decomposition, int g
 // bytes per GPU (more slices wait less for the first, each product is thinner).
 // InvalidValue where slices cannot run or none fits.
 Status choose_slices(const DistributedShape& s, Decomposition decomposition, int gpus, std::uint64_t budget,
+                     const DistributedRates& rates, DistributedPlan& out);
+
+// The stripe plan of `s` (slices_possible) with a lead stripe of `lead` rows of each GPU's
+// block of C (columns where A moves): its model, and its buffer (the moving operand whole, a
+// slot per GPU). InvalidValue where it cannot run, or for a lead stripe as long as a block.
+Status plan_stripe(const DistributedShape& s, Decomposition decomposition, int gpus, std::int64_t lead,
+                   const DistributedRates& rates, DistributedPlan& out);
+
+// The stripe plan whose lead the model ranks fastest (the shortest stripe whose own product
+// hides the gather, unless cutting K costs more), its buffer within `budget` bytes per GPU.
+// InvalidValue where it cannot run or does not fit.
+Status choose_stripe(const DistributedShape& s, Decomposition decomposition, int gpus, std::uint64_t budget,
                      const DistributedRates& rates, DistributedPlan& out);
 
 // The plan whose panel width the model ranks fastest among those whose panel buffers fit

@@ -56,7 +56,7 @@ struct DistributedJob {
   // DistributedOptions::broadcast_ctas: NCCL's blocks, and the SMs the products leave them.
   int broadcast_ctas = kDefaultBroadcastCtas;
   PanelTransport transport = PanelTransport::CopyEngines;  // DistributedOptions::transport
-  DistributedCut cut = DistributedCut::KPanels;            // DistributedOptions::cut
+  DistributedCut cut = DistributedCut::Stripe;             // DistributedOptions::cut
   // DistributedOptions::panel_width (0: the model's choice).
   std::int64_t panel_width = 0;
 };

@@ -39,6 +39,7 @@ nlohmann::json figures_json(const DistributedFigures& f, const Record& r) {
         j["slices"] = p.slices.size();
         j["slice_width"] = p.slices.front().count;
       }
+      if (p.cut == DistributedCut::Stripe) j["lead"] = p.lead;
       j["panel_buffer_bytes"] = p.panel_buffer_bytes;
       j["model"] = {{"flops_per_gpu_max", m.flops_per_gpu_max},
                     {"bytes_received_per_gpu_max", m.bytes_received_per_gpu_max},

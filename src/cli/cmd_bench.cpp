@@ -249,8 +249,9 @@ void add_selection_options(CLI::App& c, SelectionArgs& a, bool timing_options) {
          "With --gpus: how panels move, copy-engines (NCCL's all-gather on the copy engines, no SMs taken; where one "
          "operand moves) or broadcasts (NCCL's kernels on --broadcast-ctas blocks) (default copy-engines)");
     text("--cut", d.cut,
-         "With --gpus: how the work is cut, k-panels (default) or slices (of C, each product whole in K, where one "
-         "operand moves on the copy engines with K the slow dimension of its storage; else k-panels)");
+         "With --gpus: how the work is cut, stripe (default: the moving operand gathered whole behind a lead stripe "
+         "of C cut in K, the rest whole in K), slices (of C, each product whole in K) or k-panels; stripe and slices "
+         "where one operand moves on the copy engines with K the slow dimension of its storage, else k-panels");
     c.add_option_function<std::int64_t>(
          "--panel-width", [&d](std::int64_t v) { d.panel_width = v; },
          "With --gpus: the widest panel of K the device runs broadcast (default: the model's choice)")

@@ -147,9 +147,9 @@ int run_distributed_bench(const SelectionArgs& args, bench::Options& o, bool see
   }
   if (d.cut) {
     const std::optional<DistributedCut> cut = parse_cut(*d.cut);
-    if (!cut) throw UsageError{fmt::format("--cut: '{}' is not a cut (k-panels or slices)", *d.cut)};
-    if (*cut == DistributedCut::Slices && d.panel_width)
-      throw UsageError{"--cut slices excludes --panel-width (a slice holds all of K)"};
+    if (!cut) throw UsageError{fmt::format("--cut: '{}' is not a cut (k-panels, slices or stripe)", *d.cut)};
+    if (*cut != DistributedCut::KPanels && d.panel_width)
+      throw UsageError{fmt::format("--cut {} excludes --panel-width (its products hold all of K)", to_string(*cut))};
     job.cut = *cut;
   }
   if (d.panel_width) job.panel_width = *d.panel_width;

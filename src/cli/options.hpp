@@ -45,7 +45,7 @@ struct DistributedArgs {
   std::optional<std::string> placement;       // --placement device,host
   std::optional<int> broadcast_ctas;          // --broadcast-ctas N
   std::optional<std::string> transport;       // --panel-transport copy-engines|broadcasts
-  std::optional<std::string> cut;             // --cut k-panels|slices
+  std::optional<std::string> cut;             // --cut k-panels|slices|stripe
   std::optional<std::int64_t> panel_width;    // --panel-width N
   // false (explain --distributed): the distributed runs and their models alone, no anchors.
   bool anchors = true;

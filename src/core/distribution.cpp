@@ -8,21 +8,14 @@
 #include <tuple>
 #include <utility>
 
+#include "core/distribution_parts.hpp"
 #include "core/out_of_core_plan.hpp"
 
 namespace gemmlab {
-namespace {
 
-// Where the rates give no SM count: an H100's.
-constexpr int kNominalMultiprocessors = 132;
-// Where the rates give no DRAM rate: an H100 SXM's measured copy rate.
-constexpr double kNominalDeviceBytesPerSecond = 3.0e12;
-// Panel widths the choice tries are multiples of this (the in-core rungs' K blocks divide it)
-// and the longest run of K with one owner (wider panels change nothing).
-constexpr std::int64_t kPanelWidthAlign = 256;
-// Each panel costs a broadcast launch and a kernel launch (tens of microseconds): a schedule of
-// more panels than this is a mistaken kb, refused rather than listed.
-constexpr std::int64_t kMaxPanels = std::int64_t{1} << 20;
+using namespace distribution_parts;
+
+namespace distribution_parts {
 
 // For a >= 0, b >= 1, without overflow for any b (kb may be anything a caller passes).
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
@@ -105,7 +98,19 @@ Status check_panels(const std::vector<Panel>& panels, std::int64_t k, const Proc
   return Status::ok();
 }
 
-}  // namespace
+void fold(DistributedModel& m, const GpuFigures& g) {
+  m.flops_per_gpu_max = std::max(m.flops_per_gpu_max, g.flops);
+  m.bytes_received_per_gpu_max = std::max(m.bytes_received_per_gpu_max, g.received);
+  m.bytes_received_total += g.received;
+  m.compute_seconds = std::max(m.compute_seconds, g.compute);
+  m.comm_seconds = std::max(m.comm_seconds, g.comm);
+  m.fill_seconds = std::max(m.fill_seconds, g.fill);
+  m.wait_seconds = std::max(m.wait_seconds, g.wait);
+  m.model_seconds = std::max(m.model_seconds, g.end);
+}
+
+}  // namespace distribution_parts
+
 
 Range block_range(std::int64_t extent, int parts, int index) { return balanced_part(extent, parts, index); }
 
@@ -116,10 +121,17 @@ int block_owner(std::int64_t extent, int parts, std::int64_t position) {
   return static_cast<int>(owner);
 }
 
-std::string_view to_string(DistributedCut cut) { return cut == DistributedCut::Slices ? "slices" : "k-panels"; }
+std::string_view to_string(DistributedCut cut) {
+  switch (cut) {
+    case DistributedCut::Slices: return "slices";
+    case DistributedCut::Stripe: return "stripe";
+    case DistributedCut::KPanels: break;
+  }
+  return "k-panels";
+}
 
 std::optional<DistributedCut> parse_cut(std::string_view text) {
-  for (const DistributedCut c : {DistributedCut::KPanels, DistributedCut::Slices})
+  for (const DistributedCut c : {DistributedCut::KPanels, DistributedCut::Slices, DistributedCut::Stripe})
     if (text == to_string(c)) return c;
   return std::nullopt;
 }
@@ -216,22 +228,6 @@ std::uint64_t panel_buffer_bytes(const DistributedShape& s, const ProcessGrid& g
   if (grid.one_operand_moves())
     buffers = std::max<std::uint64_t>(buffers, kDistributedPanelBuffers * static_cast<std::uint64_t>(grid.size()));
   return buffers * static_cast<std::uint64_t>(a + b) * static_cast<std::uint64_t>(widest) * s.input_bytes;
-}
-
-// One GPU's figures, folded into the model's: each the largest over the GPUs, the bytes also
-// summed.
-struct GpuFigures {
-  double flops = 0, received = 0, compute = 0, comm = 0, fill = 0, wait = 0, end = 0;
-};
-void fold(DistributedModel& m, const GpuFigures& g) {
-  m.flops_per_gpu_max = std::max(m.flops_per_gpu_max, g.flops);
-  m.bytes_received_per_gpu_max = std::max(m.bytes_received_per_gpu_max, g.received);
-  m.bytes_received_total += g.received;
-  m.compute_seconds = std::max(m.compute_seconds, g.compute);
-  m.comm_seconds = std::max(m.comm_seconds, g.comm);
-  m.fill_seconds = std::max(m.fill_seconds, g.fill);
-  m.wait_seconds = std::max(m.wait_seconds, g.wait);
-  m.model_seconds = std::max(m.model_seconds, g.end);
 }
 
 Status model_distribution(const DistributedShape& s, const ProcessGrid& grid, const std::vector<Panel>& panels,
@@ -333,68 +329,6 @@ Status plan_distribution(const DistributedShape& s, Decomposition decomposition,
   return Status::ok();
 }
 
-Status plan_slices(const DistributedShape& s, Decomposition decomposition, int gpus, std::int64_t slices,
-                   const DistributedRates& rates, DistributedPlan& out) {
-  GEMMLAB_TRY(check_shape(s));
-  DistributedPlan p;
-  p.decomposition = decomposition;
-  GEMMLAB_TRY(decomposition_grid(decomposition, gpus, s.m, s.n, p.grid));
-  const ProcessGrid& grid = p.grid;
-  const bool b_moves = grid.only_b_moves();
-  if (!s.slices_possible || !grid.one_operand_moves() || s.k < 1)
-    return {StatusCode::InvalidValue,
-            fmt::format("no slice schedule on a {}x{} grid: it needs one moving operand gathered whole in K",
-                        grid.rows, grid.cols)};
-  const std::int64_t extent = b_moves ? s.n : s.m;  // C's columns, or its rows
-  if (slices < 1 || slices > extent)
-    return {StatusCode::InvalidValue, fmt::format("{} slices of {} {}", slices, extent, b_moves ? "columns" : "rows")};
-  GEMMLAB_TRY(check_rates(rates, grid));
-  p.cut = DistributedCut::Slices;
-  for (std::int64_t i = 0; i < slices; ++i) p.slices.push_back(balanced_part(extent, slices, i));
-  GEMMLAB_TRY(summa_panels(s.k, s.k, grid, p.panels));  // each GPU's part of K
-  for (const Panel& panel : p.panels) p.panel_width = std::max(p.panel_width, panel.k.count);
-  const int sms = rates.multiprocessors > 0 ? rates.multiprocessors : kNominalMultiprocessors;
-  const double element = static_cast<double>(s.input_bytes), k = static_cast<double>(s.k);
-  DistributedModel& m = p.model;
-  for (int gpu = 0; gpu < grid.size(); ++gpu) {
-    const LocalBlocks local = local_blocks(s.m, s.n, s.k, grid, gpu);
-    const std::int64_t own_k = b_moves ? local.b_k.count : local.a_k.count;
-    const std::int64_t side = b_moves ? local.rows.count : local.cols.count;  // the product's other side
-    // The comm stream gathers slice after slice, each into the buffer the slice two before
-    // was multiplied from; each product waits for its slice and the product before.
-    double product_end = 0, comm_end = 0, comm = 0, fill = 0, wait = 0, received = 0, compute = 0;
-    std::vector<double> ends;
-    for (std::size_t i = 0; i < p.slices.size(); ++i) {
-      const Range& slice = p.slices[i];
-      const double bytes = static_cast<double>(s.k - own_k) * static_cast<double>(slice.count) * element;
-      const double seconds = rates.broadcast_seconds + bytes / rates.link_bytes_per_second;
-      comm += seconds;
-      received += bytes;
-      m.panel_bytes_received_max = std::max(m.panel_bytes_received_max, bytes);
-      const double buffer_free = i >= kDistributedPanelBuffers ? ends[i - kDistributedPanelBuffers] : 0.0;
-      comm_end = std::max(comm_end, buffer_free) + seconds;
-      if (i == 0) fill = comm_end;
-      const double start = std::max(product_end, comm_end);
-      wait += start - product_end;
-      const std::int64_t tm = b_moves ? side : slice.count, tn = b_moves ? slice.count : side;
-      const double product = 2.0 * static_cast<double>(tm) * static_cast<double>(tn) * k /
-                             (rates.flops_per_second * block_efficiency(tm, tn, s.k, sms, rates.tile_overhead_k));
-      compute += product;
-      product_end = start + product;
-      ends.push_back(product_end);
-    }
-    fold(m, {2.0 * static_cast<double>(local.rows.count) * static_cast<double>(local.cols.count) * k, received, compute,
-             comm, fill, wait, product_end});
-  }
-  // Two buffers, each a slot per GPU as long as the longest part of K (the all-gather moves as
-  // much from each), one slice wide.
-  p.panel_buffer_bytes = kDistributedPanelBuffers * static_cast<std::uint64_t>(grid.size()) *
-                         static_cast<std::uint64_t>(p.panel_width) * static_cast<std::uint64_t>(p.slices.front().count) *
-                         s.input_bytes;
-  out = std::move(p);
-  return Status::ok();
-}
-
 Status choose_panel_width(const DistributedShape& s, Decomposition decomposition, int gpus, std::uint64_t budget,
                           const DistributedRates& rates, DistributedPlan& out) {
   GEMMLAB_TRY(check_shape(s));
@@ -447,41 +381,18 @@ Status choose_panel_width(const DistributedShape& s, Decomposition decomposition
   return Status::ok();
 }
 
-Status choose_slices(const DistributedShape& s, Decomposition decomposition, int gpus, std::uint64_t budget,
-                     const DistributedRates& rates, DistributedPlan& out) {
-  GEMMLAB_TRY(check_shape(s));
-  ProcessGrid grid;
-  GEMMLAB_TRY(decomposition_grid(decomposition, gpus, s.m, s.n, grid));
-  const std::int64_t extent = grid.cols == 1 ? s.n : s.m;
-  // Counts about an eighth more than the last, no slice narrower than the alignment (a thin
-  // product runs far below the rung's rate) unless one slice is all there is.
-  bool found = false;
-  std::uint64_t least = 0;
-  for (std::int64_t count = 1; count == 1 || (count <= extent && ceil_div(extent, count) >= kPanelWidthAlign);
-       count = std::max(count + 1, count * 9 / 8)) {
-    DistributedPlan p;
-    GEMMLAB_TRY(plan_slices(s, decomposition, gpus, count, rates, p));
-    least = least == 0 ? p.panel_buffer_bytes : std::min(least, p.panel_buffer_bytes);
-    if (p.panel_buffer_bytes > budget) continue;
-    if (!found || p.model.model_seconds < out.model.model_seconds * 0.999) {
-      out = std::move(p);
-      found = true;
-    }
-  }
-  if (!found)
-    return {StatusCode::InvalidValue,
-            fmt::format("slice buffers of {} bytes per GPU at the least exceed the budget of {} bytes", least, budget)};
-  return Status::ok();
-}
-
 std::string DistributedPlan::describe() const {
   const DistributedModel& m = model;
-  const std::string cut_text =
-      cut == DistributedCut::Slices
-          ? fmt::format("{} gathered whole in K, {} slice{} of C's {} at most {} wide", grid.cols == 1 ? "B" : "A",
-                        slices.size(), slices.size() == 1 ? "" : "s", grid.cols == 1 ? "columns" : "rows",
-                        slices.empty() ? 0 : slices.front().count)
-          : fmt::format("{} panel{} of K at most {} wide", panels.size(), panels.size() == 1 ? "" : "s", panel_width);
+  std::string cut_text;
+  if (cut == DistributedCut::Slices)
+    cut_text = fmt::format("{} gathered whole in K, {} slice{} of C's {} at most {} wide", grid.cols == 1 ? "B" : "A",
+                           slices.size(), slices.size() == 1 ? "" : "s", grid.cols == 1 ? "columns" : "rows",
+                           slices.empty() ? 0 : slices.front().count);
+  else if (cut == DistributedCut::Stripe)
+    cut_text = fmt::format("{} gathered whole in K behind a lead stripe of {} {} of each block of C, the rest whole in K",
+                           grid.cols == 1 ? "B" : "A", lead, grid.cols == 1 ? "rows" : "columns");
+  else
+    cut_text = fmt::format("{} panel{} of K at most {} wide", panels.size(), panels.size() == 1 ? "" : "s", panel_width);
   return fmt::format(
       "{} on a {}x{} grid: {}, {:.3f} GB of panel buffers per GPU; per GPU at most "
       "{:.3g} flops and {:.3f} GB received ({:.3f} GB in all); model {:.3f} ms (when the slowest GPU's last product "

@@ -129,6 +129,10 @@ Status plan_with(DeviceGroup& group, const DistributedGemmProblem& p, const Dist
     return {StatusCode::InvalidValue, fmt::format("the slice count ({}) must not be negative", options.slices)};
   if ((options.slices > 0 || options.cut == DistributedCut::Slices) && options.panel_width > 0)
     return {StatusCode::InvalidValue, "a panel width and slices of C: give one or the other"};
+  if (options.stripe_lead && options.panel_width > 0)
+    return {StatusCode::InvalidValue, "a panel width and a lead stripe: give one or the other"};
+  if (options.stripe_lead && (options.slices > 0 || options.cut == DistributedCut::Slices))
+    return {StatusCode::InvalidValue, "slices of C and a lead stripe: give one or the other"};
   for (const std::vector<Matrix>* blocks : {&p.a, &p.b})
     if (!blocks->empty() && is_fp8(blocks->front().dtype))
       return {StatusCode::NotSupported,
@@ -165,18 +169,23 @@ Status plan_with(DeviceGroup& group, const DistributedGemmProblem& p, const Dist
   if (p.k == 0 || p.alpha == 0.0) return Status::ok();  // C <- beta C: no panels
   if (options.panel_width > 0) {
     GEMMLAB_TRY(plan_distribution(shape, p.decomposition, group.size(), options.panel_width, rates, out));
-  } else if (options.slices > 0) {
+  } else if (options.slices > 0 || options.stripe_lead) {
     if (!shape.slices_possible)
       return {StatusCode::InvalidValue,
-              fmt::format("{} slices of C asked for, but slices need one moving operand (a grid of one row or "
-                          "column: this one is {}x{}) with K the slow dimension of its storage, the copy-engine "
-                          "transport and NCCL 2.28 or later",
-                          options.slices, out.grid.rows, out.grid.cols)};
-    GEMMLAB_TRY(plan_slices(shape, p.decomposition, group.size(), options.slices, rates, out));
+              fmt::format("{} asked for, but it needs one moving operand (a grid of one row or column: this one is "
+                          "{}x{}) with K the slow dimension of its storage, the copy-engine transport and NCCL 2.28 "
+                          "or later",
+                          options.stripe_lead ? fmt::format("a lead stripe of {}", *options.stripe_lead)
+                                              : fmt::format("{} slices of C", options.slices),
+                          out.grid.rows, out.grid.cols)};
+    if (options.stripe_lead)
+      GEMMLAB_TRY(plan_stripe(shape, p.decomposition, group.size(), *options.stripe_lead, rates, out));
+    else
+      GEMMLAB_TRY(plan_slices(shape, p.decomposition, group.size(), options.slices, rates, out));
   } else {
-    // Slices only where asked for (and possible): the model ranks them above panels where
+    // Slices where asked for (and possible): the model ranks them above panels where
     // measurements do not (gemmlab/distributed.hpp, DistributedOptions::cut).
-    shape.slices_possible = shape.slices_possible && options.cut == DistributedCut::Slices;
+    const bool gathers = shape.slices_possible && options.cut != DistributedCut::KPanels;
     // Each GPU's budget: what it has free (less a margin) or the caller's limit, less the
     // rung's workspace for its largest product; the tightest GPU decides.
     std::uint64_t budget = ~std::uint64_t{0};
@@ -189,8 +198,13 @@ Status plan_with(DeviceGroup& group, const DistributedGemmProblem& p, const Dist
       const std::uint64_t workspace = workspace_bound(variant, local.rows.count, local.cols.count, p.k);
       budget = std::min(budget, mine > workspace ? mine - workspace : 0);
     }
-    if (shape.slices_possible) GEMMLAB_TRY(choose_slices(shape, p.decomposition, group.size(), budget, rates, out));
-    else GEMMLAB_TRY(choose_panel_width(shape, p.decomposition, group.size(), budget, rates, out));
+    // A stripe whose buffer does not fit the budget falls back to panels.
+    const bool striped = gathers && options.cut == DistributedCut::Stripe &&
+                         choose_stripe(shape, p.decomposition, group.size(), budget, rates, out).is_ok();
+    if (gathers && options.cut == DistributedCut::Slices)
+      GEMMLAB_TRY(choose_slices(shape, p.decomposition, group.size(), budget, rates, out));
+    else if (!striped)
+      GEMMLAB_TRY(choose_panel_width(shape, p.decomposition, group.size(), budget, rates, out));
   }
   // Every product shape the schedule hands the rung: each GPU's block with each panel width,
   // or each slice of its block with all of K.
@@ -202,6 +216,22 @@ Status plan_with(DeviceGroup& group, const DistributedGemmProblem& p, const Dist
         return {why.code(), fmt::format("GPU {}'s {}x{}x{} slice product with {}: {}", group.device(g),
                                         local.rows.count, local.cols.count, p.k, variant.name, why.message())};
     }
+  // The stripe's: its lead by each part of K, and the rest with all of K.
+  for (int g = 0; g < group.size() && out.cut == DistributedCut::Stripe; ++g) {
+    const LocalBlocks whole = local_blocks(p.m, p.n, p.k, out.grid, g);
+    std::vector<std::pair<std::int64_t, std::int64_t>> shapes;  // (side, depth)
+    const std::int64_t extent = out.grid.cols == 1 ? whole.rows.count : whole.cols.count;
+    shapes.emplace_back(extent - out.lead, p.k);
+    for (const Panel& part : out.panels)
+      if (out.lead > 0) shapes.emplace_back(out.lead, part.k.count);
+    for (const auto& [length, depth] : shapes) {
+      LocalBlocks local = whole;
+      (out.grid.cols == 1 ? local.rows : local.cols).count = length;
+      if (const Status why = variant.can_implement(product_shape(p, local, depth)); !why)
+        return {why.code(), fmt::format("GPU {}'s {}x{}x{} stripe product with {}: {}", group.device(g),
+                                        local.rows.count, local.cols.count, depth, variant.name, why.message())};
+    }
+  }
   for (int g = 0; g < group.size() && out.cut == DistributedCut::KPanels; ++g) {
     const LocalBlocks local = local_blocks(p.m, p.n, p.k, out.grid, g);
     std::vector<std::int64_t> widths;

@@ -165,7 +165,9 @@ TEST(CliDistributedGpu, ASmallRunIsVerifiedOnTwoGpusBesideItsAnchors) {
       EXPECT_EQ(d["wait_seconds"]["per_gpu"].size(), 2u) << r.dump();
       // What ran: the copy engines where NCCL has them (2.28 and later), else broadcasts.
       EXPECT_TRUE(d["panel_transport"] == "copy-engines" || d["panel_transport"] == "broadcasts") << r.dump();
-      EXPECT_EQ(d["cut"], "k-panels") << r.dump();  // slices only where asked for
+      // The stripe by default where the copy engines move B (row-major, op N), else panels.
+      EXPECT_EQ(d["cut"], d["panel_transport"] == "copy-engines" ? "stripe" : "k-panels") << r.dump();
+      if (d["cut"] == "stripe") EXPECT_GE(d["lead"].get<int>(), 0) << r.dump();
       EXPECT_GT(d["model"]["model_seconds"].get<double>(), 0) << r.dump();
       EXPECT_GT(d["efficiency"].get<double>(), 0) << r.dump();
       EXPECT_GT(d["t1"]["time_ms"].get<double>(), 0) << r.dump();

@@ -167,6 +167,20 @@ TEST(Distributed, EveryOperationAndLayoutOnEveryGridMatchesTheReference) {
                 EXPECT_EQ(run.transport, PanelTransport::CopyEngines);
                 const double moving = b_moves ? 263.0 * 301 : 263.0 * 157;
                 EXPECT_DOUBLE_EQ(run.bytes_received[0] + run.bytes_received[1], 4 * moving);
+                // The stripe: 40 rows (or columns) of each block by each part of K, the rest
+                // whole in K; and without a stripe.
+                for (const std::int64_t lead : {40, 0}) {
+                  SCOPED_TRACE(fmt::format("a lead stripe of {}", lead));
+                  DistributedOptions striped;
+                  striped.local.variant = "pipelined";
+                  striped.stripe_lead = lead;
+                  HostProblem again = make_host_problem(spec);
+                  DistributedRun stripe_run;
+                  run_and_check(*group, again, d, striped, &stripe_run);
+                  EXPECT_EQ(stripe_run.plan.cut, DistributedCut::Stripe);
+                  EXPECT_EQ(stripe_run.plan.lead, lead);
+                  EXPECT_DOUBLE_EQ(stripe_run.bytes_received[0] + stripe_run.bytes_received[1], 4 * moving);
+                }
               } else {
                 DistributedGemmProblem p = distributed_of(hp, d);
                 DistributedBuffers buffers;
@@ -175,6 +189,12 @@ TEST(Distributed, EveryOperationAndLayoutOnEveryGridMatchesTheReference) {
                 const Status s = gemm_distributed(*group, p, options);
                 EXPECT_EQ(s.code(), StatusCode::InvalidValue);
                 EXPECT_TRUE(contains(s.message(), "slow dimension")) << s.message();
+                DistributedOptions striped;
+                striped.local.variant = "pipelined";
+                striped.stripe_lead = 40;
+                const Status no_stripe = gemm_distributed(*group, p, striped);
+                EXPECT_EQ(no_stripe.code(), StatusCode::InvalidValue);
+                EXPECT_TRUE(contains(no_stripe.message(), "slow dimension")) << no_stripe.message();
               }
             }
           }
@@ -208,6 +228,14 @@ TEST(Distributed, AwkwardShapesBetaZeroWithNaNKOneAndKZero) {
           DistributedRun run;
           run_and_check(*group, sliced, Decomposition::RowBlocks, options, &run);
           EXPECT_EQ(run.plan.cut, DistributedCut::Slices);
+          // The stripe: one row of each block cut in K where a block has two or more.
+          DistributedOptions striped;
+          striped.local.variant = "pipelined";
+          striped.stripe_lead = dims.m >= 4 ? 1 : 0;
+          n_spec.seed = seeds.next();
+          HostProblem stripe_problem = make_host_problem(n_spec);
+          run_and_check(*group, stripe_problem, Decomposition::RowBlocks, striped, &run);
+          EXPECT_EQ(run.plan.cut, DistributedCut::Stripe);
         }
       }
     }
@@ -238,6 +266,12 @@ TEST(Distributed, TheModelsPanelsAndTensorCoreProducts) {
     HostProblem again = make_host_problem({.m = 1031, .n = 997, .k = 1201, .beta = 0.5, .seed = seeds.next()});
     run_and_check(*group, again, Decomposition::Summa, sliced, &run);
     EXPECT_EQ(run.plan.cut, gpus == 2 && nccl_has_copy_engines() ? DistributedCut::Slices : DistributedCut::KPanels);
+    // The stripe where asked for, its lead the model's; auto's rung (the tensor cores for f32).
+    DistributedOptions striped;
+    striped.cut = DistributedCut::Stripe;
+    HostProblem third = make_host_problem({.m = 1031, .n = 997, .k = 1201, .beta = 0.5, .seed = seeds.next()});
+    run_and_check(*group, third, Decomposition::RowBlocks, striped, &run);
+    EXPECT_EQ(run.plan.cut, gpus == 2 && nccl_has_copy_engines() ? DistributedCut::Stripe : DistributedCut::KPanels);
     for (const Case& c : {Case{"wgmma_3xtf32", DType::F32, DType::F32}, Case{"wgmma_ws_bf16", DType::BF16, DType::F32},
                           Case{"mma_sync_bf16", DType::BF16, DType::F32}}) {
       if (!runs_here(c.rung)) {
@@ -252,6 +286,18 @@ TEST(Distributed, TheModelsPanelsAndTensorCoreProducts) {
         testing::store_as(tc, c.storage, encoded);
         tc.problem.compute = c.compute;
         run_and_check(*group, tc, Decomposition::Summa, narrow_panels(c.rung, 256));
+        // The stripe in row blocks: 128 rows of each block of 350 cut in K.
+        if (gpus == 2 && nccl_has_copy_engines()) {
+          DistributedOptions striped;
+          striped.local.variant = c.rung;
+          striped.stripe_lead = 128;
+          HostProblem st = make_host_problem({.m = 700, .n = 515, .k = 1000, .op_a = op_a, .beta = 1.0,
+                                              .seed = seeds.next()});
+          testing::Encoded st_encoded;
+          testing::store_as(st, c.storage, st_encoded);
+          st.problem.compute = c.compute;
+          run_and_check(*group, st, Decomposition::RowBlocks, striped);
+        }
       }
     }
   }

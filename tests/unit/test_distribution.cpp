@@ -115,8 +115,10 @@ TEST(Distribution, PanelTransportNamesRoundTrip) {
 }
 
 TEST(Distribution, CutNamesRoundTrip) {
-  for (const DistributedCut c : {DistributedCut::KPanels, DistributedCut::Slices}) EXPECT_EQ(parse_cut(to_string(c)), c);
+  for (const DistributedCut c : {DistributedCut::KPanels, DistributedCut::Slices, DistributedCut::Stripe})
+    EXPECT_EQ(parse_cut(to_string(c)), c);
   EXPECT_EQ(to_string(DistributedCut::Slices), "slices");
+  EXPECT_EQ(to_string(DistributedCut::Stripe), "stripe");
   EXPECT_FALSE(parse_cut("columns").has_value());
 }
 

@@ -1,6 +1,7 @@
 // The distributed GEMM's NCCL driver (gemmlab/distributed.hpp), panels of K: one thread
 // enqueues every GPU's work, then waits for all of it with a deadline. (Slices of C:
-// slices.cpp; what both share: schedule.hpp; the group's state: group.hpp.)
+// slices.cpp; the stripe: stripe.cpp; what they share: schedule.hpp; the group's state:
+// group.hpp.)
 //
 // Per GPU there are two streams: the context's, which runs the panel products, and a comm
 // stream of the group's, which runs every panel's broadcasts in the plan's order (NCCL needs
@@ -96,6 +97,7 @@ Status run_distributed(DeviceGroup& group, const DistributedGemmProblem& problem
   if (!s.broken.empty())
     return {StatusCode::ExecutionFailed, fmt::format("this device group is unusable: {}; make a new one", s.broken)};
   if (plan.cut == DistributedCut::Slices) return run_slices(group, problem, variant, plan, run);
+  if (plan.cut == DistributedCut::Stripe) return run_stripe(group, problem, variant, plan, run);
   const ProcessGrid& grid = plan.grid;
   const int gpus = grid.size();
   const auto G = [](int g) { return static_cast<std::size_t>(g); };

@@ -163,4 +163,19 @@ Status prepare(Call& call, std::vector<OperandRole>& a, std::vector<OperandRole>
   return Status::ok();
 }
 
+Status prepare_gather(Call& call, GatherRoles& out) {
+  GEMMLAB_TRY(prepare(call, out.a, out.b));
+  const ProcessGrid& grid = call.plan.grid;
+  out.b_moves = grid.cols == 1;
+  out.element = storage_bytes(out.moving().front().block->dtype);
+  out.part.assign(static_cast<std::size_t>(grid.size()), Range{});
+  out.longest = 0;
+  for (int g = 0; g < grid.size(); ++g) {
+    const LocalBlocks local = local_blocks(call.p.m, call.p.n, call.p.k, grid, g);
+    out.part[static_cast<std::size_t>(g)] = out.b_moves ? local.b_k : local.a_k;
+    out.longest = std::max(out.longest, out.part[static_cast<std::size_t>(g)].count);
+  }
+  return Status::ok();
+}
+
 }  // namespace gemmlab::cuda::distributed

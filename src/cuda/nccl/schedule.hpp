@@ -1,6 +1,7 @@
-// What the distributed GEMM's two schedules share (panels.cpp: panels of K by broadcasts or
-// all-gather rounds; slices.cpp: slices of C whole in K): views of operand blocks, each GPU's
-// role for a moving operand, a call's events and its deadline. Included by src/cuda/nccl/ only.
+// What the distributed GEMM's schedules share (panels.cpp: panels of K by broadcasts or
+// all-gather rounds; slices.cpp: slices of C whole in K; stripe.cpp: a lead stripe, then the
+// rest whole in K): views of operand blocks, each GPU's role for a moving operand, a call's
+// events and its deadline. Included by src/cuda/nccl/ only.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -68,6 +69,20 @@ Status wait_all(Call& call, const std::vector<cudaEvent_t>& done);
 // Makes (or finds) the communicators of the plan's grid and sizes every GPU's buffers (none
 // where call.copy_engines: the window holds the panels).
 Status prepare(Call& call, std::vector<OperandRole>& a, std::vector<OperandRole>& b);
+
+// What the schedules that gather the one moving operand whole in K share (slices.cpp,
+// stripe.cpp): every GPU's roles, which operand moves, and each GPU's part of K of it.
+struct GatherRoles {
+  std::vector<OperandRole> a, b;
+  bool b_moves = true;        // B on a P x 1 grid, else A on a 1 x P grid
+  std::vector<Range> part;    // GPU g's part of K of the moving operand
+  std::int64_t longest = 0;   // the longest part: the all-gather's slots are this long
+  std::size_t element = 0;    // bytes of an element of the moving operand
+  const std::vector<OperandRole>& moving() const { return b_moves ? b : a; }
+  const std::vector<OperandRole>& staying() const { return b_moves ? a : b; }
+};
+// prepare() for such a schedule (call.copy_engines), and the parts of K.
+Status prepare_gather(Call& call, GatherRoles& out);
 
 // One all-gather on every GPU of the moving operand's communicator, in one NCCL group: GPU g
 // sends `count` bytes from its slot at base(g) + g * count and receives every other slot. A
@@ -165,6 +180,9 @@ class CallEvents {
 
 // The slice schedule (slices.cpp).
 Status run_slices(DeviceGroup& group, const DistributedGemmProblem& problem, const Variant& variant,
+                  const DistributedPlan& plan, DistributedRun& run);
+// The stripe schedule (stripe.cpp).
+Status run_stripe(DeviceGroup& group, const DistributedGemmProblem& problem, const Variant& variant,
                   const DistributedPlan& plan, DistributedRun& run);
 
 }  // namespace gemmlab::cuda::distributed

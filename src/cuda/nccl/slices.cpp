@@ -17,21 +17,15 @@ Status run_slices(DeviceGroup& group, const DistributedGemmProblem& problem, con
   const ProcessGrid& grid = plan.grid;
   const int gpus = grid.size();
   const auto G = [](int g) { return static_cast<std::size_t>(g); };
-  const bool b_moves = grid.cols == 1;  // else A moves, on a 1 x P grid
   Call call{group, s, problem, variant, plan, 0, true};
-  std::vector<OperandRole> a, b;
-  GEMMLAB_TRY(prepare(call, a, b));
+  GatherRoles roles;
+  GEMMLAB_TRY(prepare_gather(call, roles));
   run.transport = PanelTransport::CopyEngines;
-  const std::vector<OperandRole>& moving = b_moves ? b : a;
-  const std::size_t element = storage_bytes(moving.front().block->dtype);
-  // GPU g's part of K of the moving operand, and the longest part (the all-gather's stride).
-  std::vector<Range> part(G(gpus));
-  std::int64_t longest = 0;
-  for (int g = 0; g < gpus; ++g) {
-    const LocalBlocks local = local_blocks(problem.m, problem.n, problem.k, grid, g);
-    part[G(g)] = b_moves ? local.b_k : local.a_k;
-    longest = std::max(longest, part[G(g)].count);
-  }
+  const bool b_moves = roles.b_moves;
+  const std::vector<OperandRole>& moving = roles.moving();
+  const std::size_t element = roles.element;
+  const std::vector<Range>& part = roles.part;
+  const std::int64_t longest = roles.longest;
   std::int64_t widest = 0;
   for (const Range& slice : plan.slices) widest = std::max(widest, slice.count);
   const std::uint64_t slot = (static_cast<std::uint64_t>(longest) * static_cast<std::uint64_t>(widest) * element + 255) /
