@@ -61,6 +61,14 @@ def decomposition(r):
     return " = ".join(n for n in names if n)
 
 
+def cut(r):
+    """How the work was cut, where the record says: ", stripe of 2304", ", slices", ", k-panels"."""
+    f = fig(r)
+    if "cut" not in f:
+        return ""
+    return f", stripe of {f['lead']}" if f["cut"] == "stripe" else f", {f['cut']}"
+
+
 def runs(paths):
     """Every record of every file, with the file's dtype and GPU count beside it."""
     out = []
@@ -184,7 +192,7 @@ def markdown_table(paths, link_to=None):
                                 fig(dr[1]).get("scaling", ""), decomposition(dr[1])))
     for doc, r in chosen:
         f = fig(r)
-        name = (f"{decomposition(r)}{', weak' if f.get('scaling') == 'weak' else ''}" if mode(r) == "device"
+        name = (f"{decomposition(r)}{', weak' if f.get('scaling') == 'weak' else ''}{cut(r)}" if mode(r) == "device"
                 else "host operands")
         head = f"| {size_label(shape(r))} | {r['dtype']} | {name} | {f.get('grid', '–')} |"
         if not timed(r):
