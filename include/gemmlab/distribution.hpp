@@ -122,6 +122,10 @@ struct DistributedRates {
   // a panel product of k runs at k / (k + this) of the rate, so cutting K into panels costs the
   // tensor-core rungs most (0: 128).
   double tile_overhead_k = 0;
+  // The rung's output tile (its configuration's BM x BN; 0: 128 x 128): how many waves of the
+  // SMs a product fills. A lead stripe of 768 x 8192 is 1.45 waves of 128 x 256 tiles on 132
+  // SMs, which the 3xTF32 rung pays as two.
+  std::int64_t tile_m = 0, tile_n = 0;
 };
 
 // The model's counts and times: each field the largest over the GPUs (not necessarily all the

@@ -57,7 +57,9 @@ nlohmann::json figures_json(const DistributedFigures& f, const Record& r) {
                              {"broadcast_seconds", f.rates.broadcast_seconds},
                              {"device_bytes_per_second", f.rates.device_bytes_per_second},
                              {"multiprocessors", f.rates.multiprocessors},
-                             {"tile_overhead_k", f.rates.tile_overhead_k}};
+                             {"tile_overhead_k", f.rates.tile_overhead_k},
+                             {"tile_m", f.rates.tile_m},
+                             {"tile_n", f.rates.tile_n}};
       if (r.timed && m.model_seconds > 0) j["model"]["measured_over_model"] = r.timing.median_ms * 1e-3 / m.model_seconds;
     }
     if (!f.bytes_received.empty()) {

@@ -73,6 +73,7 @@ Status local_rate(const Options& o, const DistributedJob& job, const HostProblem
                   DistributedRates& rates) {
   rates.flops_per_second = 0;
   rates.tile_overhead_k = 0;
+  rates.tile_m = rates.tile_n = 0;
   const GemmProblem& hp = host.problem;
   const LocalBlocks blocks = local_blocks(hp.m, hp.n, hp.k, grid, 0);
   const Shape block{blocks.rows.count, blocks.cols.count, hp.k};
@@ -109,6 +110,8 @@ Status local_rate(const Options& o, const DistributedJob& job, const HostProblem
   p.b.data = db->data();
   p.c.data = dc->data();
   GEMMLAB_TRY(resolve_variant(ex->context(), p, rung, v));
+  rates.tile_m = v.config.get("BM", 0);  // the tile the model counts waves in
+  rates.tile_n = v.config.get("BN", 0);
   const auto median_ms = [&](const GemmProblem& product, double& ms) -> Status {
     GEMMLAB_TRY(gemm(ex->context(), product, v));  // the workspace
     double warm = 0;
@@ -144,7 +147,8 @@ Status local_rate(const Options& o, const DistributedJob& job, const HostProblem
   const double measured = 2.0 * static_cast<double>(block.m) * static_cast<double>(block.n) *
                           static_cast<double>(block.k) / (whole_ms * 1e-3);
   rates.flops_per_second =
-      measured / block_efficiency(block.m, block.n, block.k, cuda::device_sm_count(), rates.tile_overhead_k);
+      measured / block_efficiency(block.m, block.n, block.k, cuda::device_sm_count(), rates.tile_overhead_k,
+                                  rates.tile_m, rates.tile_n);
   return Status::ok();
 }
 

@@ -254,7 +254,7 @@ Status model_distribution(const DistributedShape& s, const ProcessGrid& grid, co
     const auto product_seconds = [&](const Panel& p, bool is_first) {
       const double flops = 2.0 * rows * cols * static_cast<double>(p.k.count);
       return flops / (rates.flops_per_second * block_efficiency(local.rows.count, local.cols.count, p.k.count, sms,
-                                                                rates.tile_overhead_k)) +
+                                                                rates.tile_overhead_k, rates.tile_m, rates.tile_n)) +
              (is_first ? 0.0 : c_pass);
     };
     // What g receives of a panel: A's part unless A never moves or g's grid column roots it,

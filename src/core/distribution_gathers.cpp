@@ -67,7 +67,7 @@ Status plan_slices(const DistributedShape& s, Decomposition decomposition, int g
       wait += start - product_end;
       const std::int64_t tm = b_moves ? side : slice.count, tn = b_moves ? slice.count : side;
       const double product = 2.0 * static_cast<double>(tm) * static_cast<double>(tn) * k /
-                             (rates.flops_per_second * block_efficiency(tm, tn, s.k, sms, rates.tile_overhead_k));
+                             (rates.flops_per_second * block_efficiency(tm, tn, s.k, sms, rates.tile_overhead_k, rates.tile_m, rates.tile_n));
       compute += product;
       product_end = start + product;
       ends.push_back(product_end);
@@ -146,7 +146,7 @@ Status plan_stripe(const DistributedShape& s, Decomposition decomposition, int g
       const std::int64_t tm = b_moves ? rows : other, tn = b_moves ? other : rows;
       const double area = static_cast<double>(tm) * static_cast<double>(tn);
       return 2.0 * area * static_cast<double>(depth) /
-                 (rates.flops_per_second * block_efficiency(tm, tn, depth, sms, rates.tile_overhead_k)) +
+                 (rates.flops_per_second * block_efficiency(tm, tn, depth, sms, rates.tile_overhead_k, rates.tile_m, rates.tile_n)) +
              (adds ? area * static_cast<double>(s.output_bytes) * 2.0 / dram : 0.0);
     };
     // The comm stream packs the GPU's own part into its slot (a device copy), then gathers.

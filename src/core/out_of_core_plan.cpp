@@ -134,8 +134,10 @@ CopyRates copy_rates(const OutOfCoreShape& s, const OutOfCorePlan& p, const OutO
 
 }  // namespace
 
-double block_efficiency(std::int64_t tm, std::int64_t tn, std::int64_t tk, int multiprocessors, double overhead_k) {
-  const double tiles = static_cast<double>(ceil_div(tm, kBlockTile) * ceil_div(tn, kBlockTile));
+double block_efficiency(std::int64_t tm, std::int64_t tn, std::int64_t tk, int multiprocessors, double overhead_k,
+                        std::int64_t tile_m, std::int64_t tile_n) {
+  const double tiles = static_cast<double>(ceil_div(tm, tile_m > 0 ? tile_m : kBlockTile) *
+                                           ceil_div(tn, tile_n > 0 ? tile_n : kBlockTile));
   const double waves = tiles / multiprocessors;
   const double k = static_cast<double>(tk);
   return waves / (std::ceil(waves) + kKernelRampWaves) * k / (k + (overhead_k > 0 ? overhead_k : kTileOverheadK));

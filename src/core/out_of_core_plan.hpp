@@ -78,9 +78,9 @@ OutOfCoreRates nominal_rates(DType input, DType compute, bool tensor_cores);
 // and a fifth of a wave lost to each launch's ramp), and each tile's fixed cost of filling its
 // pipeline and writing its result, worth about 128 of K.
 // `overhead_k`: that fixed cost as measured for the rung (OutOfCoreRates::tile_overhead_k; 0:
-// the nominal 128).
+// the nominal 128). `tile_m` x `tile_n`: the rung's own output tile where known (0: 128).
 double block_efficiency(std::int64_t tm, std::int64_t tn, std::int64_t tk, int multiprocessors,
-                        double overhead_k = 0);
+                        double overhead_k = 0, std::int64_t tile_m = 0, std::int64_t tile_n = 0);
 
 // Fills the counts, bytes and the model's times of `plan` for its tile sizes. The compute time
 // is the flops at the in-core rate, discounted for a block product too small to fill the SMs

@@ -159,6 +159,10 @@ Status plan_with(DeviceGroup& group, const DistributedGemmProblem& p, const Dist
   const OutOfCoreRates nominal = nominal_rates(variant.input, variant.compute, variant.tensor_cores);
   if (!(rates.flops_per_second > 0)) rates.flops_per_second = nominal.flops_per_second;
   if (!(rates.tile_overhead_k > 0)) rates.tile_overhead_k = nominal.tile_overhead_k;
+  if (rates.tile_m <= 0 || rates.tile_n <= 0) {
+    rates.tile_m = variant.config.get("BM", 0);
+    rates.tile_n = variant.config.get("BN", 0);
+  }
   if (!(rates.link_bytes_per_second > 0)) rates.link_bytes_per_second = kNominalLinkBytesPerSecond;
   if (!(rates.broadcast_seconds > 0)) rates.broadcast_seconds = kNominalBroadcastSeconds;
   if (rates.multiprocessors <= 0) {

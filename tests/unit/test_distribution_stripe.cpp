@@ -2,10 +2,11 @@
 // hand (the lead stripe's own product hides the gather, the rest runs whole in K, the stripe's
 // other parts add into C), where it refuses, and the lead the choice takes: the fastest the
 // model sees, one that hides the gather where the link is slow, and faster than panels of K
-// where cutting K costs the rung.
+// where cutting K costs the rung, and one whose products fill whole waves of the rung's tile.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -113,6 +114,23 @@ TEST(DistributionStripe, TheChoiceHidesTheGatherAndBeatsPanelsOfK) {
   DistributedPlan panels;
   ASSERT_TRUE(choose_panel_width(s, Decomposition::RowBlocks, 2, ~std::uint64_t{0}, rates, panels).is_ok());
   EXPECT_LT(chosen.model.model_seconds, panels.model.model_seconds);
+}
+
+// 3xTF32 at 8192^3 on two GPUs at rates like an H200's (110 TFLOP/s, output tiles of 128 x
+// 256): the chosen lead makes the stripe's products fill whole waves of the 132 SMs, where
+// counting 128 x 128 tiles it took 768 rows (6 x 32 tiles, 1.45 waves).
+TEST(DistributionStripe, TheLeadFillsWavesOfTheRungsTile) {
+  const DistributedShape s{8192, 8192, 8192, 4, 4, true};
+  DistributedRates rates{1.1e14, 3.9e11, 2e-5, 132, 4e12, 250};
+  DistributedPlan square, own;
+  ASSERT_TRUE(choose_stripe(s, Decomposition::RowBlocks, 2, ~std::uint64_t{0}, rates, square).is_ok());
+  rates.tile_m = 128;
+  rates.tile_n = 256;
+  ASSERT_TRUE(choose_stripe(s, Decomposition::RowBlocks, 2, ~std::uint64_t{0}, rates, own).is_ok());
+  const auto waves = [](std::int64_t lead) { return static_cast<double>((lead + 127) / 128 * 32) / 132; };
+  EXPECT_GT(waves(square.lead) - std::floor(waves(square.lead)), 0.3) << square.lead;
+  const double own_waves = waves(own.lead);
+  EXPECT_GT(own_waves - std::floor(own_waves), 0.9) << own.lead;
 }
 
 }  // namespace
