@@ -150,8 +150,8 @@ struct DistributedOptions {
   // How the work is cut: the Stripe (default) or Slices of C where one operand moves with K the
   // slow dimension of its storage on the copy engines, else KPanels; a panel_width asks for
   // panels, a slice count for slices. The stripe's lead and the slice count are the model's
-  // choice. Measured on two H200s (bf16, device operands, same call), the stripe took 16384^3
-  // from 0.87 of perfect strong scaling (panels) to 0.91, and weak scaling from 0.88 to 0.96;
+  // choice. Measured on two H200s (bf16, device operands, one call), the stripe took 16384^3
+  // from 0.86 of perfect strong scaling (panels) to 0.91, and weak scaling from 0.88 to 0.94;
   // slices lost 3-8 % to panels at 8192-32768 cubed. A stripe whose buffer (the moving
   // operand whole) does not fit falls back to panels.
   DistributedCut cut = DistributedCut::Stripe;
