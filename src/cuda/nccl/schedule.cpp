@@ -61,9 +61,17 @@ Matrix panel_like(const OperandRole& role, std::int64_t w) {
   return dense_at(m, nullptr);
 }
 
+// The share of the model's time wait_all sleeps through between polls.
+constexpr double kPollSleepShare = 0.8;
+
 Status wait_all(Call& call, const std::vector<cudaEvent_t>& done) {
   using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::duration<double>(call.s.timeout_seconds);
+  const auto entered = Clock::now();
+  const auto deadline = entered + std::chrono::duration<double>(call.s.timeout_seconds);
+  // Sleeping between polls costs the caller up to a sleep's length after the GPUs are done
+  // (at 8192^3 bf16 on two GPUs the call lasts about 1 ms): sleep only through most of the
+  // model's time, then poll without sleeping.
+  const auto sleep_until = entered + std::chrono::duration<double>(kPollSleepShare * call.plan.model.model_seconds);
   std::vector<bool> finished(done.size(), false);
   for (;;) {
     bool all = true;
@@ -93,7 +101,8 @@ Status wait_all(Call& call, const std::vector<cudaEvent_t>& done) {
                                   call.s.timeout_seconds, waiting);
       return {StatusCode::ExecutionFailed, call.s.broken};
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
+    if (Clock::now() < sleep_until) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    else std::this_thread::yield();
   }
 }
 
