@@ -22,6 +22,9 @@ enum class When {
   // At least a third of a wave of 128 x 256 tiles: below it, 3xTF32's three passes over
   // too few tiles lose to the SIMT pipeline (measured: 32 tiles lose, 56 tie or win).
   ThirdOfAWaveOfWideTiles,
+  // C of at most 64 rows: the product streams B from DRAM once, and mma.sync's short tiles
+  // with K split over the GPU keep more of it in flight than the 128-row wgmma tiles.
+  FewRows,
 };
 
 struct Rule {
@@ -44,12 +47,16 @@ constexpr Rule kRules[] = {
     {Backend::Cuda, DType::F32, DType::F32, "wgmma_3xtf32", When::ThirdOfAWaveOfWideTiles},
     {Backend::Cuda, DType::F32, DType::F32, "pipelined", When::Always},
     {Backend::Cuda, DType::TF32, DType::F32, "wgmma_ws_tf32", When::Always},
+    {Backend::Cuda, DType::BF16, DType::F32, "mma_sync_bf16", When::FewRows},
     {Backend::Cuda, DType::BF16, DType::F32, "wgmma_ws_bf16", When::Always},
     {Backend::Cuda, DType::BF16, DType::F32, "mma_sync_bf16", When::Always},
+    {Backend::Cuda, DType::F16, DType::F32, "mma_sync_f16", When::FewRows},
     {Backend::Cuda, DType::F16, DType::F32, "wgmma_ws_f16", When::Always},
     {Backend::Cuda, DType::F16, DType::F32, "mma_sync_f16", When::Always},
+    {Backend::Cuda, DType::BF16, DType::BF16, "mma_sync_bf16_bf16", When::FewRows},
     {Backend::Cuda, DType::BF16, DType::BF16, "wgmma_ws_bf16_bf16", When::Always},
     {Backend::Cuda, DType::BF16, DType::BF16, "mma_sync_bf16_bf16", When::Always},
+    {Backend::Cuda, DType::F16, DType::F16, "mma_sync_f16_f16", When::FewRows},
     {Backend::Cuda, DType::F16, DType::F16, "wgmma_ws_f16_f16", When::Always},
     {Backend::Cuda, DType::F16, DType::F16, "mma_sync_f16_f16", When::Always},
     {Backend::Cuda, DType::E4M3, DType::F32, "wgmma_ws_e4m3", When::Always},
@@ -64,6 +71,7 @@ bool holds(When when, const GemmProblem& problem) {
   const RowMajorGemm g = canonicalize(problem);  // the shape the kernels see
   switch (when) {
     case When::Always: return true;
+    case When::FewRows: return g.m <= 64;
     case When::ThirdOfAWaveOfWideTiles: {
       const double tiles = static_cast<double>((g.m + 127) / 128) * static_cast<double>((g.n + 255) / 256);
       return 3 * tiles >= cuda::device_sm_count();

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <chrono>
 #include <thread>
+#include <tuple>
 #include <map>
 #include <utility>
 #include <string>
@@ -479,6 +480,80 @@ TEST(CudaLadder, EveryMmaSyncConfiguration) {
   // Its 16-bit-C twin: the same configurations, an epilogue that rounds C to bf16.
   check_every_configuration(*ex,
                             {"mma_sync_bf16_bf16", DType::BF16, {296, 264, 136}, {301, 259, 67}, 8, DType::BF16});
+}
+
+// 11_mma_sync.cu with few tiles and a long K: C of 1 to 100 rows takes the short tiles, and
+// each tile's K is split into ranges whose partials the last block adds (split_k.cuh). Every
+// transposition and both layouts (column-major runs C^T, whose rows are n: the short tiles
+// then go unused but the split stays), beta = 0 over NaN and beta != 0 with padded rows, C
+// in float32 and in bf16; the problems run one after another in one context, so each
+// finds the counters the previous left at zero. Row-major runs must say they split K.
+TEST(CudaLadder, MmaSyncSplitsKWhereTilesAreFew) {
+  REQUIRE_CUDA(ex);
+  const std::vector<bench::Shape> shapes = {
+      {1, 1000, 4097}, {16, 4096, 2048}, {33, 515, 3001}, {64, 257, 8192}, {100, 300, 5000}};
+  for (const char* rung : {"mma_sync_bf16", "mma_sync_bf16_bf16"})
+    for (Layout l : {Layout::RowMajor, Layout::ColMajor})
+      for (Op a : {Op::N, Op::T})
+        for (Op b : {Op::N, Op::T})
+          for (double beta : {0.0, -0.5}) {
+            const std::string context =
+                fmt::format("{} {} {}{} beta {}", rung, to_string(l), to_string(a), to_string(b), beta);
+            const Variant* v = find_variant(Backend::Cuda, rung);
+            ASSERT_NE(v, nullptr);
+            bench::Options o;
+            o.dtype = DType::BF16;
+            o.out_dtype = v->output;
+            o.variants = {rung};
+            o.shapes = shapes;
+            o.op_a = a;
+            o.op_b = b;
+            o.layout = l;
+            o.alpha = 0.75;
+            o.beta = beta;
+            o.ld_padding = beta == 0.0 ? 0 : 8;
+            o.seed = fresh_seed();
+            o.time = false;
+            int split = 0;
+            o.inspect = [&](const GemmProblem& problem, const Variant& run, const bench::Record&) {
+              KernelInfo info;
+              ASSERT_TRUE(run.kernel_info(problem, info).is_ok()) << context;
+              split += info.name.find("(split-K)") != std::string::npos ? 1 : 0;
+            };
+            std::vector<bench::Record> records;
+            ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
+            if (!records.empty() && refusal_allowed(records.front())) GTEST_SKIP() << records.front().message;
+            EXPECT_EQ(records.size(), shapes.size()) << context;
+            expect_all_pass(records, context);
+            if (l == Layout::RowMajor) {
+              EXPECT_EQ(split, static_cast<int>(shapes.size())) << context;
+            }
+          }
+}
+
+// auto's rule for C of a few rows (choose.cpp, When::FewRows): up to 64 rows the mma_sync rung
+// of the precision runs (on sm_80 and later), in the short tile that holds them, verified.
+TEST(CudaLadder, AutoTakesShortTilesForFewRows) {
+  REQUIRE_CUDA(ex);
+  for (const auto& [dtype, output, rung] : {std::tuple{DType::BF16, DType::F32, "mma_sync_bf16"},
+                                            std::tuple{DType::F16, DType::F16, "mma_sync_f16_f16"}}) {
+    const Variant* v = find_variant(Backend::Cuda, rung);
+    ASSERT_NE(v, nullptr);
+    if (!check_runs_here(*v)) GTEST_SKIP() << check_runs_here(*v).message();
+    bench::Options o;
+    o.dtype = dtype;
+    o.out_dtype = output;
+    o.variants = {"auto"};
+    o.shapes = {{1, 4096, 4096}, {16, 1000, 4096}, {64, 520, 3000}};
+    o.op_b = Op::T;
+    o.seed = fresh_seed();
+    o.time = false;
+    std::vector<bench::Record> records;
+    ASSERT_TRUE(bench::run(o, *ex, records).is_ok());
+    expect_all_pass(records, rung);
+    for (const bench::Record& r : records)
+      EXPECT_EQ(r.technique.rfind(fmt::format("auto chose {}", rung), 0), 0u) << r.m << ": " << r.technique;
+  }
 }
 
 // Large enough that every block of every rung is busy, and k long enough that rounding

@@ -11,6 +11,11 @@
 // the eight rows an ldmatrix phase reads fall in eight different 16-byte bank groups.
 // Operands whose rows are not 16-byte aligned (ld not a multiple of 8, or a misaligned
 // base) take the same pipeline with guarded element loads instead of cp.async.
+//
+// C of up to 64 rows (a transformer's projections at a few tokens) takes tiles of 16, 32 or
+// 64 rows, and where the tiles fill under half the GPU each tile's K is cut into ranges on
+// several blocks (split_k.cuh): such a product streams B once from DRAM, and only enough
+// blocks in flight keep DRAM busy.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -33,9 +38,11 @@
 #include "cuda/tiles/common.cuh"
 #include "cuda/tiles/device_limits.hpp"
 #include "cuda/tiles/kernel_info.hpp"
+#include "cuda/tiles/split_k.cuh"
 #include "cuda/tiles/sub_grid.hpp"
 #include "cuda/ladder/rungs.hpp"
 #include "cuda/runtime/check.hpp"
+#include "cuda/runtime/device.hpp"
 #include "cuda/runtime/kernel_setup.hpp"
 
 namespace gemmlab::cuda {
@@ -56,6 +63,9 @@ struct MmaSyncConfig {
   static constexpr int NI = WN / kMmaN;                    // ... along n
   static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;
   static constexpr int kThreads = kWarpsM * kWarpsN * 32;
+  static constexpr int kTileFloats = BM * BN;  // a block's accumulators (split-K's partial)
+  // Split-K's last block reads this many ranges' partials at once: 64 floats a thread.
+  static constexpr int kRangesInFlight = MI * NI * 4 >= 64 ? 1 : 64 / (MI * NI * 4);
 
   static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles must tile the block tile");
   static_assert(WM % kMmaM == 0 && WN % (2 * kMmaN) == 0,
@@ -202,6 +212,67 @@ struct WarpMma {
 };
 
 #if GEMMLAB_CODE_SM80  // (only the kernel's sm_80 body stores)
+// Split-K's end of a range: this block's partial sums, element e of thread t at
+// e * kThreads + t of its (tile, range) slot (coalesced), rows below C neither written nor
+// read. Returns whether it arrived last; then `acc` holds every range's partial added in
+// range order. `flag`: an int of shared memory no warp still reads.
+template <class Cfg>
+__device__ __forceinline__ bool add_ranges(float (&acc)[Cfg::MI][Cfg::NI][4], const SplitK& split_k, int warp_row,
+                                           int m, int tid, int* flag) {
+  const int splits = static_cast<int>(gridDim.y);
+  float* const tile_partials = split_k.partials + static_cast<long long>(blockIdx.x) * splits * Cfg::kTileFloats;
+  const auto at = [&](int range, int mi, int ni, int r) {
+    return tile_partials + range * Cfg::kTileFloats + ((mi * Cfg::NI + ni) * 4 + r) * Cfg::kThreads + tid;
+  };
+  const auto live = [&](int mi, int r) { return warp_row + mi * Cfg::kMmaM + (r / 2) * 8 < m; };
+#pragma unroll
+  for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < Cfg::NI; ++ni)
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        if (live(mi, r)) __stcg(at(static_cast<int>(blockIdx.y), mi, ni, r), acc[mi][ni][r]);
+  if (!split_k_arrive(split_k.arrived + blockIdx.x, splits, flag)) return false;
+#pragma unroll
+  for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < Cfg::NI; ++ni)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) acc[mi][ni][r] = 0.0f;
+  // Every read is an L2 round trip: kRangesInFlight ranges' worth go out at once.
+  int range = 0;
+  if constexpr (Cfg::kRangesInFlight > 1) {
+    for (; range + Cfg::kRangesInFlight <= splits; range += Cfg::kRangesInFlight) {
+      float part[Cfg::kRangesInFlight][Cfg::MI][Cfg::NI][4];
+#pragma unroll
+      for (int u = 0; u < Cfg::kRangesInFlight; ++u)
+#pragma unroll
+        for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < Cfg::NI; ++ni)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) part[u][mi][ni][r] = live(mi, r) ? __ldcg(at(range + u, mi, ni, r)) : 0.0f;
+#pragma unroll
+      for (int u = 0; u < Cfg::kRangesInFlight; ++u)
+#pragma unroll
+        for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < Cfg::NI; ++ni)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) acc[mi][ni][r] += part[u][mi][ni][r];
+    }
+  }
+  for (; range < splits; ++range)
+#pragma unroll
+    for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < Cfg::NI; ++ni)
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+          if (live(mi, r)) acc[mi][ni][r] += __ldcg(at(range, mi, ni, r));
+  return true;
+}
+
 // C(row, col..col+1) <- alpha * (v0, v1) + beta * C in float32, stored as Out; beta = 0
 // never reads C. One access of both (8 bytes of float, 4 of a 2-byte C) when C's rows allow
 // it (`pair_ok`) and both lie inside C.
@@ -229,7 +300,7 @@ __device__ __forceinline__ void store_pair(const MmaArgs& g, int row, int col, f
 // Out: C's element type (float, or T itself).
 template <class Cfg, class T, class Out, bool TransA, bool TransB, bool Async>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
-    mma_sync_kernel(MmaArgs g, bool pair_c, int tiles_m, int tiles_n) {
+    mma_sync_kernel(MmaArgs g, bool pair_c, int tiles_m, int tiles_n, SplitK split_k) {
   // mma.sync on 2-byte types is sm_80 code: for sm_75 the body compiles to nothing, and the
   // rung declares compute capability 8.0 (target.cuh).
 #if GEMMLAB_CODE_SM80
@@ -241,12 +312,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   int block_m, block_n;
   grouped_block<Cfg::kGroupM>(tiles_m, tiles_n, block_m, block_n);
   const int row0 = block_m * Cfg::BM, col0 = block_n * Cfg::BN;
-  const int k_tiles = ceil_div(g.k, Cfg::BK);
+  // This block's range of the tile's K steps (all of them unless split-K cut it: grid.y).
+  int kt_begin, kt_end;
+  split_k_range(ceil_div(g.k, Cfg::BK), static_cast<int>(blockIdx.y), static_cast<int>(gridDim.y), kt_begin, kt_end);
+  const int k_tiles = kt_end - kt_begin;
+  // In one row of tiles every block reads the same A: each starts its range at its own
+  // offset (evenly spread by tile column), so that they do not all ask the same lines of L2
+  // at once. (With several rows, tiles of a column share B in L2 only by staying in step.)
+  const int rotate = tiles_m == 1 ? static_cast<int>(static_cast<long long>(block_n) * k_tiles / tiles_n) : 0;
 
-  const auto fetch = [&](int kt) {
-    const int k0 = kt * Cfg::BK;
-    Bits* dA = sA + (kt % Cfg::kStages) * L::A::kElems;
-    Bits* dB = sB + (kt % Cfg::kStages) * L::B::kElems;
+  // Step i of the range into stage i % kStages.
+  const auto fetch = [&](int i) {
+    const int k0 = (kt_begin + (i + rotate) % k_tiles) * Cfg::BK;
+    Bits* dA = sA + (i % Cfg::kStages) * L::A::kElems;
+    Bits* dB = sB + (i % Cfg::kStages) * L::B::kElems;
     if constexpr (TransA)  // A stored k x m: lines along k
       load_tile<typename L::A, Cfg::kThreads, Async>(g.a + static_cast<long long>(k0) * g.lda + row0, g.lda, g.k - k0,
                                                      g.m - row0, dA, tid);
@@ -285,6 +364,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   // C(g + 8, 2t..2t+1) of each 16 x 8 tile.
   const int warp_row = row0 + (warp / Cfg::kWarpsN) * Cfg::WM + lane / 4;
   const int warp_col = col0 + (warp % Cfg::kWarpsN) * Cfg::WN + 2 * (lane % 4);
+  // Split-K: only the block that arrives last stores C.
+  if (gridDim.y > 1 && !add_ranges<Cfg>(mma.acc, split_k, warp_row, g.m, tid, reinterpret_cast<int*>(smem_chunks)))
+    return;
 #pragma unroll
   for (int mi = 0; mi < Cfg::MI; ++mi)
 #pragma unroll
@@ -322,11 +404,13 @@ struct Instance {
   static constexpr int kSmemBytes = MmaLayout<Cfg, TransA, TransB>::kSmemBytes;
   static auto kernel() { return mma_sync_kernel<Cfg, T, Out, TransA, TransB, Async>; }
 
-  static Status launch(const MmaArgs& g, RunContext& context) {
+  // `splits` ranges of K per tile (split_plan), with split-K's workspace where it is over 1.
+  static Status launch(const MmaArgs& g, int splits, SplitK split_k, RunContext& context) {
     GEMMLAB_TRY(allow_dynamic_smem(context, kernel(), kSmemBytes));
     const auto stream = static_cast<cudaStream_t>(context.stream());
     const int tiles_m = ceil_div(g.m, Cfg::BM), tiles_n = ceil_div(g.n, Cfg::BN);
-    kernel()<<<tiles_m * tiles_n, Cfg::kThreads, kSmemBytes, stream>>>(g, pair_ok<Out>(g), tiles_m, tiles_n);
+    const dim3 grid(static_cast<unsigned>(tiles_m * tiles_n), static_cast<unsigned>(splits));
+    kernel()<<<grid, Cfg::kThreads, kSmemBytes, stream>>>(g, pair_ok<Out>(g), tiles_m, tiles_n, split_k);
     CUDA_CHECK_LAUNCH("mma_sync_kernel");
     return Status::ok();
   }
@@ -342,18 +426,21 @@ Status with_instance(bool trans_a, bool trans_b, bool async, F&& f) {
 }
 
 template <class Cfg, class T, class Out>
-Status launch_config(const MmaArgs& g, bool trans_a, bool trans_b, RunContext& context) {
-  return with_instance<Cfg, T, Out>(trans_a, trans_b, async_ok(g),
-                                    [&](auto instance) { return decltype(instance)::launch(g, context); });
+Status launch_config(const MmaArgs& g, bool trans_a, bool trans_b, int splits, SplitK split_k, RunContext& context) {
+  return with_instance<Cfg, T, Out>(trans_a, trans_b, async_ok(g), [&](auto instance) {
+    return decltype(instance)::launch(g, splits, split_k, context);
+  });
 }
 
 // For explain: the kernel launch_config() runs (configuration, transposition, load path,
-// and C's type where it is not float32).
+// split-K, and C's type where it is not float32).
 template <class Cfg, class T, class Out>
-Status describe_config(const MmaArgs& g, bool trans_a, bool trans_b, const char* config, KernelInfo& out) {
+Status describe_config(const MmaArgs& g, bool trans_a, bool trans_b, const char* config, int splits,
+                       KernelInfo& out) {
   const bool async = async_ok(g);
   const std::string name = kernel_name("mma_sync_kernel", trans_a, trans_b, std::string(config) + ", ") +
                            (async ? " cp.async" : " guarded loads") +
+                           (splits > 1 ? ", K in " + std::to_string(splits) + " ranges (split-K)" : "") +
                            (std::is_same_v<Out, float> ? "" : ", " + std::string(to_string(kDType<Out>)) + " C");
   return with_instance<Cfg, T, Out>(trans_a, trans_b, async, [&](auto instance) {
     using I = decltype(instance);
@@ -369,32 +456,42 @@ int smem_bytes(bool trans_a, bool trans_b) {
 }
 
 // The tuning space, as data: each entry one instantiated configuration, and each a named
-// configuration of the rung (`--config 128x128x64`); "auto" chooses by transposition.
+// configuration of the rung (`--config 128x128x64`); "auto" chooses by the rows of C and the
+// transposition.
 // Measured on an H100 SXM (bf16, 4096 / 8192, TFLOP/s): 128x128x32 NN 299 / 312, TN 307 / 322,
 // NT 278 / 299; 128x128x64 NN 306 / 315, TN 298 / 317, NT 306 / 316 (255 registers for two
-// blocks per SM: its NN and TT instantiations spill 40-52 bytes, NT none). A 128x256x32 tile
-// with 8 warps (one block per SM) ran at 250 / 261 and was dropped.
+// blocks per SM: its NN and TT instantiations spill 52-56 bytes, NT and TN 8, since the
+// split-K epilogue). A 128x256x32 tile with 8 warps (one block per SM) ran at 250 / 261 and
+// was dropped.
+// The short tiles are for C of a few rows (an LLM's projections at up to 64 tokens), where
+// the product streams B once from DRAM: four warps side by side along n. 16 and 32 rows take
+// 64 columns 128 deep (256-byte runs of a K-contiguous B); 64 rows, 128 columns 64 deep.
 //                                     BM   BN  BK  WM  WN stages min blocks/SM
 using Tile128x128x32 = MmaSyncConfig<128, 128, 32, 64, 64, 4, 2>;
 using Tile128x128x64 = MmaSyncConfig<128, 128, 64, 64, 64, 3, 2>;
+using Tile64x128x64 = MmaSyncConfig<64, 128, 64, 64, 32, 4, 2>;
+using Tile16x64x128 = MmaSyncConfig<16, 64, 128, 16, 16, 4, 2>;
+using Tile32x64x128 = MmaSyncConfig<32, 64, 128, 32, 16, 4, 2>;
 
 struct MmaChoice {
   const char* name;
-  int bm, bn, bk, wm, wn, stages, threads;
+  int bm, bn, bk, wm, wn, stages, threads, min_blocks;
   int (*smem_bytes)(bool trans_a, bool trans_b);
-  Status (*launch)(const MmaArgs&, bool trans_a, bool trans_b, RunContext&);
-  Status (*describe)(const MmaArgs&, bool trans_a, bool trans_b, const char* config, KernelInfo&);
+  Status (*launch)(const MmaArgs&, bool trans_a, bool trans_b, int splits, SplitK, RunContext&);
+  Status (*describe)(const MmaArgs&, bool trans_a, bool trans_b, const char* config, int splits, KernelInfo&);
 };
 
 template <class Cfg, class T, class Out>
 constexpr MmaChoice choice(const char* name) {
-  return {name, Cfg::BM, Cfg::BN, Cfg::BK, Cfg::WM, Cfg::WN, Cfg::kStages, Cfg::kThreads,
+  return {name, Cfg::BM, Cfg::BN, Cfg::BK, Cfg::WM, Cfg::WN, Cfg::kStages, Cfg::kThreads, Cfg::kMinBlocks,
           smem_bytes<Cfg>, launch_config<Cfg, T, Out>, describe_config<Cfg, T, Out>};
 }
 
 template <class T, class Out>
-constexpr std::array kChoices = {choice<Tile128x128x32, T, Out>("128x128x32"),
-                                 choice<Tile128x128x64, T, Out>("128x128x64")};
+constexpr std::array kChoices = {
+    choice<Tile128x128x32, T, Out>("128x128x32"), choice<Tile128x128x64, T, Out>("128x128x64"),
+    choice<Tile64x128x64, T, Out>("64x128x64"), choice<Tile16x64x128, T, Out>("16x64x128"),
+    choice<Tile32x64x128, T, Out>("32x64x128")};
 
 constexpr std::string_view kAuto = "auto";
 
@@ -413,9 +510,14 @@ using Forced = const MmaChoice*;
 // equal within noise, and the 32-deep tile needs no spill. The 64-deep tile takes 108 KiB of
 // shared memory, more than sm_86 and sm_89 allow a block (99 KiB): there NT takes the 32-deep
 // one (80 KiB) too.
+// Up to 64 rows of C: the shortest tile that holds them (where its shared memory fits).
 template <class T, class Out>
 const MmaChoice& pick(const RowMajorGemm& rm, Forced forced) {
   if (forced) return *forced;
+  for (const char* short_tile : {"16x64x128", "32x64x128", "64x128x64"}) {
+    const MmaChoice& c = *find_choice<T, Out>(short_tile);
+    if (rm.m <= c.bm && smem_fits(c.smem_bytes(rm.trans_a, rm.trans_b))) return c;
+  }
   const MmaChoice& wide = *find_choice<T, Out>("128x128x64");
   if (!rm.trans_a && rm.trans_b && smem_fits(wide.smem_bytes(rm.trans_a, rm.trans_b))) return wide;
   return *find_choice<T, Out>("128x128x32");
@@ -430,12 +532,59 @@ Status fits_device(const MmaChoice& c, const RowMajorGemm& rm, const char* rung)
   return require_smem(c.smem_bytes(rm.trans_a, rm.trans_b), rung, c.name);
 }
 
+// A launch's tiles and its ranges of K per tile, for `sms` SMs (split_k_count).
+struct SplitPlan {
+  std::int64_t tiles = 0;
+  int splits = 1;
+  int tile_floats = 0;
+};
+SplitPlan split_plan(const RowMajorGemm& sub, const MmaChoice& c, int sms) {
+  SplitPlan s;
+  s.tiles = static_cast<std::int64_t>(ceil_div(sub.m, c.bm)) * ceil_div(sub.n, c.bn);
+  s.splits = split_k_count(s.tiles, static_cast<int>(ceil_div(sub.k, c.bk)), sms * c.min_blocks);
+  s.tile_floats = c.bm * c.bn;
+  return s;
+}
+// The SMs a context's grids are sized for (its target, where it sets one).
+int sms_for(const RunContext& context) {
+  const int sms = device_sm_count();
+  return context.sm_count_target() > 0 ? std::min(sms, context.sm_count_target()) : sms;
+}
+
+template <class T, class Out>
+Status prepare(const GemmProblem& p, RunContext& context, Forced forced) {
+  const RowMajorGemm rm = canonicalize(p);
+  const MmaChoice& c = pick<T, Out>(rm, forced);
+  SplitKWorkspace& w = context.get<SplitKWorkspace>();
+  return for_each_sub_grid(rm, grid_limits(c), sizeof(Bits), sizeof(Out), [&](const RowMajorGemm& sub) {
+    const SplitPlan s = split_plan(sub, c, sms_for(context));
+    return w.reserve(s.tiles, s.splits, s.tile_floats);
+  });
+}
+
+template <class T, class Out>
+std::uint64_t workspace_bytes(const GemmProblem& p, Forced forced) {
+  const RowMajorGemm rm = canonicalize(p);
+  const MmaChoice& c = pick<T, Out>(rm, forced);
+  std::uint64_t bytes = 0;
+  (void)for_each_sub_grid(rm, grid_limits(c), sizeof(Bits), sizeof(Out), [&](const RowMajorGemm& sub) {
+    const SplitPlan s = split_plan(sub, c, device_sm_count());
+    bytes = std::max(bytes, split_k_bytes(s.tiles, s.splits, s.tile_floats));
+    return Status::ok();
+  });
+  return bytes;
+}
+
 template <class T, class Out>
 Status run(const GemmProblem& p, RunContext& context, Forced forced) {
   const RowMajorGemm rm = canonicalize(p);
   const MmaChoice& c = pick<T, Out>(rm, forced);
+  const SplitKWorkspace& w = context.get<SplitKWorkspace>();
   return for_each_sub_grid(rm, grid_limits(c), sizeof(Bits), sizeof(Out), [&](const RowMajorGemm& sub) {
-    return c.launch(make_args<Bits>(sub), sub.trans_a, sub.trans_b, context);
+    const SplitPlan s = split_plan(sub, c, sms_for(context));
+    if (!w.holds(s.tiles, s.splits, s.tile_floats))
+      return Status{StatusCode::InternalError, "mma_sync: run before prepare (no split-K workspace)"};
+    return c.launch(make_args<Bits>(sub), sub.trans_a, sub.trans_b, s.splits, w.args(), context);
   });
 }
 
@@ -443,14 +592,16 @@ template <class T, class Out>
 Status kernel_info(const GemmProblem& p, KernelInfo& out, Forced forced) {
   const RowMajorGemm rm = canonicalize(p);
   const MmaChoice& c = pick<T, Out>(rm, forced);
-  return c.describe(make_args<Bits>(rm), rm.trans_a, rm.trans_b, c.name, out);
+  return c.describe(make_args<Bits>(rm), rm.trans_a, rm.trans_b, c.name, split_plan(rm, c, device_sm_count()).splits,
+                    out);
 }
 
 template <class T, class Out>
 std::vector<NamedConfig> configurations() {
   std::vector<NamedConfig> configs = {
-      {std::string(kAuto), "128x128x64 for NT (half the barriers) where its 108 KiB of shared memory fit, "
-                           "128x128x32 otherwise"}};
+      {std::string(kAuto), "up to 64 rows of C: the shortest of 16x64x128, 32x64x128, 64x128x64 that holds "
+                           "them; else 128x128x64 for NT (half the barriers) where its 108 KiB of shared memory "
+                           "fit, 128x128x32 otherwise; K split into ranges where the tiles fill under half the GPU"}};
   for (const MmaChoice& c : kChoices<T, Out>)
     configs.push_back({c.name, "BM=" + std::to_string(c.bm) + " BN=" + std::to_string(c.bn) + " BK=" +
                                    std::to_string(c.bk) + " WM=" + std::to_string(c.wm) + " WN=" +
@@ -504,6 +655,8 @@ Variant make_variant(const char* name, Forced forced) {
     GEMMLAB_TRY(require_precision(p, precision, name));
     return fits_device(pick<T, Out>(canonicalize(p), forced), canonicalize(p), name);
   };
+  v.prepare = [forced](const GemmProblem& p, RunContext& context) { return prepare<T, Out>(p, context, forced); };
+  v.workspace_bytes = [forced](const GemmProblem& p) { return workspace_bytes<T, Out>(p, forced); };
   v.run = [forced](const GemmProblem& p, RunContext& context) { return run<T, Out>(p, context, forced); };
   v.kernel_info = [forced](const GemmProblem& p, KernelInfo& out) { return kernel_info<T, Out>(p, out, forced); };
   v.model = [forced](const GemmProblem& p) {
