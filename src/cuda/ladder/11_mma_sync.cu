@@ -41,6 +41,7 @@
 #include "cuda/tiles/split_k.cuh"
 #include "cuda/tiles/sub_grid.hpp"
 #include "cuda/ladder/rungs.hpp"
+#include "cuda/runtime/buffer.hpp"
 #include "cuda/runtime/check.hpp"
 #include "cuda/runtime/device.hpp"
 #include "cuda/runtime/kernel_setup.hpp"
@@ -531,6 +532,37 @@ GridLimits grid_limits(const MmaChoice& c) { return tiles_on_x(c.bm, c.bn); }
 Status fits_device(const MmaChoice& c, const RowMajorGemm& rm, const char* rung) {
   return require_smem(c.smem_bytes(rm.trans_a, rm.trans_b), rung, c.name);
 }
+
+// A context's split-K workspace, grown to the largest problem it ran; new counters start at 0.
+struct SplitKWorkspace {
+  DeviceMemory partials, arrived;
+
+  Status reserve(std::int64_t tiles, int splits, int tile_floats) {
+    if (splits <= 1) return Status::ok();
+    const std::size_t partial_bytes = static_cast<std::size_t>(tiles) * splits * tile_floats * sizeof(float);
+    if (partials.bytes() < partial_bytes) {
+      partials = DeviceMemory{};
+      const Status s = DeviceMemory::allocate(partial_bytes, partials);
+      if (!s.is_ok())
+        return {s.code(), "split-K: the partial sums' workspace (" + std::to_string(partial_bytes) +
+                              " bytes) could not be allocated: " + s.message()};
+    }
+    const std::size_t counter_bytes = static_cast<std::size_t>(tiles) * sizeof(int);
+    if (arrived.bytes() < counter_bytes) {
+      arrived = DeviceMemory{};
+      GEMMLAB_TRY(DeviceMemory::allocate(counter_bytes, arrived));
+      CUDA_CHECK(cudaMemset(arrived.data(), 0, counter_bytes));
+      CUDA_CHECK(cudaDeviceSynchronize());  // before a kernel on any stream reads them
+    }
+    return Status::ok();
+  }
+  // Whether reserve() made room for this launch.
+  bool holds(std::int64_t tiles, int splits, int tile_floats) const {
+    return splits <= 1 || (partials.bytes() >= static_cast<std::size_t>(tiles) * splits * tile_floats * sizeof(float) &&
+                           arrived.bytes() >= static_cast<std::size_t>(tiles) * sizeof(int));
+  }
+  SplitK args() const { return {partials.as<float>(), arrived.as<int>()}; }
+};
 
 // A launch's tiles and its ranges of K per tile, for `sms` SMs (split_k_count).
 struct SplitPlan {

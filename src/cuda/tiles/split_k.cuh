@@ -8,52 +8,16 @@
 
 #include <cuda_runtime.h>
 
-#include <cstddef>
-#include <cstdint>
-#include <string>
-
 #include "cuda/arch/grid_sync.cuh"
-#include "cuda/runtime/buffer.hpp"
 #include "cuda/tiles/split_k_plan.hpp"
 
 namespace gemmlab::cuda {
 
 // What the kernel writes and counts in: `tile_floats` partial sums per (tile, range), and one
-// counter per tile, 0 between launches (the last block resets it).
+// counter per tile, 0 between launches (the last block resets it). The rung owns the memory.
 struct SplitK {
   float* partials = nullptr;
   int* arrived = nullptr;
-};
-
-// A context's split-K workspace, grown to the largest problem it ran; new counters start at 0.
-struct SplitKWorkspace {
-  DeviceMemory partials, arrived;
-
-  Status reserve(std::int64_t tiles, int splits, int tile_floats) {
-    if (splits <= 1) return Status::ok();
-    const std::size_t partial_bytes = static_cast<std::size_t>(tiles) * splits * tile_floats * sizeof(float);
-    if (partials.bytes() < partial_bytes) {
-      partials = DeviceMemory{};
-      const Status s = DeviceMemory::allocate(partial_bytes, partials);
-      if (!s.is_ok())
-        return {s.code(), "split-K: the partial sums' workspace (" + std::to_string(partial_bytes) +
-                              " bytes) could not be allocated: " + s.message()};
-    }
-    const std::size_t counter_bytes = static_cast<std::size_t>(tiles) * sizeof(int);
-    if (arrived.bytes() < counter_bytes) {
-      arrived = DeviceMemory{};
-      GEMMLAB_TRY(DeviceMemory::allocate(counter_bytes, arrived));
-      CUDA_CHECK(cudaMemset(arrived.data(), 0, counter_bytes));
-      CUDA_CHECK(cudaDeviceSynchronize());  // before a kernel on any stream reads them
-    }
-    return Status::ok();
-  }
-  // Whether reserve() made room for this launch.
-  bool holds(std::int64_t tiles, int splits, int tile_floats) const {
-    return splits <= 1 || (partials.bytes() >= static_cast<std::size_t>(tiles) * splits * tile_floats * sizeof(float) &&
-                           arrived.bytes() >= static_cast<std::size_t>(tiles) * sizeof(int));
-  }
-  SplitK args() const { return {partials.as<float>(), arrived.as<int>()}; }
 };
 
 #ifdef __CUDACC__
