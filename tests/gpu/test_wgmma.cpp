@@ -394,11 +394,11 @@ TEST(Wgmma, TheWorkspaceCountIsWhatPrepareHolds) {
 
 TEST(Wgmma, ConfigurationsAreNamedOnTheVariant) {
   const std::pair<Variant, std::vector<std::string>> rungs[] = {
-      {cuda::wgmma_ws_variant(DType::BF16), {"auto", "blocks", "clusters", "stream_k", "spread_k"}},
-      {cuda::wgmma_ws_variant(DType::F16), {"auto", "blocks", "clusters", "stream_k", "spread_k"}},
-      {cuda::wgmma_ws_variant(DType::BF16, DType::BF16), {"auto", "blocks", "clusters", "stream_k", "spread_k"}},
-      {cuda::wgmma_ws_tf32_variant(), {"auto", "blocks", "clusters", "stream_k", "spread_k"}},
-      {cuda::wgmma_3xtf32_variant(), {"auto", "blocks"}},
+      {cuda::wgmma_ws_variant(DType::BF16), {"auto", "blocks", "clusters", "stream_k", "spread_k", "free_rounds"}},
+      {cuda::wgmma_ws_variant(DType::F16), {"auto", "blocks", "clusters", "stream_k", "spread_k", "free_rounds"}},
+      {cuda::wgmma_ws_variant(DType::BF16, DType::BF16), {"auto", "blocks", "clusters", "stream_k", "spread_k", "free_rounds"}},
+      {cuda::wgmma_ws_tf32_variant(), {"auto", "blocks", "clusters", "stream_k", "spread_k", "free_rounds"}},
+      {cuda::wgmma_3xtf32_variant(), {"auto", "blocks", "free_rounds"}},
   };
   for (const auto& [v, names] : rungs) {
     SCOPED_TRACE(v.name);
@@ -512,6 +512,11 @@ TEST(Wgmma, EachConfigurationNamesItsForm) {
   EXPECT_NE(kernel_name_for(v, one_row_tma).find("no clusters, TMA-store epilogue, K spread over every block"),
             std::string::npos)
       << kernel_name_for(v, one_row_tma);
+  // Several whole rounds: held in step, except by free_rounds, which says so.
+  const Case rounds{4096, 4096, 64, Op::N, Op::N, Layout::RowMajor, 1.0, 0.0, 0};
+  EXPECT_EQ(kernel_name_for(v, rounds).find("not held in step"), std::string::npos) << kernel_name_for(v, rounds);
+  EXPECT_NE(kernel_name_for(configured(v, "free_rounds"), rounds).find("rounds not held in step"), std::string::npos)
+      << kernel_name_for(configured(v, "free_rounds"), rounds);
 
   // Units left over after whole rounds (one and a half rounds of clusters of two): each
   // configuration of each rung names its form.

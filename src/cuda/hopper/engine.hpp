@@ -44,17 +44,19 @@ Status prepare(const GemmProblem& p, const Options& o, RunContext& context) {
   Workspace& w = context.get<Workspace>();
   const Setup s = setup<E, Split>(p, o);
   if (s.form.stream_k) GEMMLAB_TRY(w.reserve_tail(device_sm_count()));  // a grid of at most one block per SM
+  if (s.form.lockstep) GEMMLAB_TRY(w.reserve_lockstep());
   return w.reserve(s.plan.bytes());
 }
 
-// What prepare() holds for `p`: its operand copies, and the stream-K tail's partials that any
+// What prepare() holds for `p`: its operand copies, the lockstep counters, and the stream-K tail's partials that any
 // problem of the rung may reserve (Workspace::reserve_tail: a grid of one block per SM),
 // counted whether or not this one's form has a tail, so that of two problems whose operands
 // are copied alike, the larger's count bounds the smaller's.
 template <class E, bool Split>
 std::uint64_t workspace_bytes(const GemmProblem& p) {
   const std::uint64_t tail = static_cast<std::uint64_t>(device_sm_count()) *
-                             (kPartialsPerBlock * kTileFloats * sizeof(float) + sizeof(int));
+                                 (kPartialsPerBlock * kTileFloats * sizeof(float) + sizeof(int)) +
+                             kLockstepBytes;
   if (p.m == 0 || p.n == 0 || p.k == 0) return tail;
   bool c_transposed = false;
   const RowMajorGemm g = kernel_problem<E>(canonicalize(p), Split, c_transposed);
@@ -89,6 +91,11 @@ Status run(const GemmProblem& p, const Options& o, RunContext& context) {
             s.c_transposed,
             s.form.warp_epilogue};
   args.spread_pieces = s.form.spread_pieces;
+  if (s.form.lockstep) {
+    if (w.lockstep.bytes() < kLockstepBytes)
+      return {StatusCode::InternalError, "wgmma_ws: run() before prepare() reserved the lockstep counters"};
+    args.lockstep.counters = static_cast<int*>(w.lockstep.data());
+  }
   return with_instantiation<E, Split>(s.form, g.trans_a, g.trans_b, [&](auto instance) -> Status {
     return launch<E, decltype(instance)>(g, context, args, w.tail);
   });

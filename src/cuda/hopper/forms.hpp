@@ -13,7 +13,9 @@
 //   stream_k  clusters of 2, the stream-K tail wherever units are left over (not 3xTF32, FP8);
 //   spread_k  single blocks, every unit cut by K into pieces on as many SMs (stream-K
 //             without whole rounds; not 3xTF32); by default for a problem of a few
-//             tiles (spread_pays), in as many pieces as stream_k::spread_pieces says pay.
+//             tiles (spread_pays), in as many pieces as stream_k::spread_pieces says pay;
+//   free_rounds  auto's form with whole rounds not held in step (lockstep.cuh), to compare.
+// Every other configuration holds whole rounds in step.
 // Where a configuration cannot apply, the next form runs and explain names it: one row of
 // tiles has nothing to share (no cluster); the stream-K tail needs a C that TMA can address
 // and clusters of 2.
@@ -49,6 +51,7 @@ struct Options {
   bool stream_k = false;     // the stream-K tail wherever units are left over
   bool auto_spread = true;   // units cut by K where spread_pays, into pieces where they pay
   bool spread = false;       // units cut by K wherever they can be, into at least two pieces
+  bool lockstep = true;      // whole rounds held in step (lockstep.cuh)
 };
 
 // How a rung's sums are formed: in the wgmma accumulators (Plain), or promoted into f32
@@ -59,14 +62,17 @@ enum class Sums : std::uint8_t { Plain, Promoted, SplitPromoted };
 
 // The configurations of a wgmma_ws rung, the default first.
 inline std::vector<NamedConfig> configurations(Sums sums) {
+  const NamedConfig free_rounds{"free_rounds", "auto's form with its whole rounds not held in step (for comparison)"};
   if (sums == Sums::SplitPromoted)
     return {{"auto", "clusters of 2 along M sharing B by multicast (single blocks ran 6-12 % slower)"},
-            {"blocks", "single blocks"}};
+            {"blocks", "single blocks"},
+            free_rounds};
   if (sums == Sums::Promoted)
     return {{"auto", "per problem: K spread over more SMs for a few tiles, else single blocks (clusters of 2 ran "
                      "3-12 % slower at 4096^3 and 8192^3)"},
             {"clusters", "clusters of 2 along M sharing B by multicast"},
-            {"spread_k", "single blocks, every tile's K steps cut into pieces on as many SMs"}};
+            {"spread_k", "single blocks, every tile's K steps cut into pieces on as many SMs"},
+            free_rounds};
   return {{"auto", "per problem: K spread over more SMs for a few tiles, clusters of 2 "
                    "with the stream-K tail where it pays, for a C TMA cannot address, else single blocks in whole "
                    "rounds"},
@@ -74,7 +80,8 @@ inline std::vector<NamedConfig> configurations(Sums sums) {
           {"clusters", "clusters of 2 along M sharing B by multicast, whole rounds"},
           {"stream_k", "clusters of 2, the stream-K tail wherever units are left over"},
           {"spread_k", "single blocks, every tile's K steps cut into pieces on as many SMs (stream-K without whole "
-                       "rounds)"}};
+                       "rounds)"},
+          free_rounds};
 }
 
 // The options of configuration `name`; InvalidValue listing the valid names for another.
@@ -86,6 +93,10 @@ inline Status options_of(std::string_view name, Sums sums, Options& out) {
     return false;
   };
   if (name == "auto") return Status::ok();
+  if (listed() && name == "free_rounds") {
+    out.lockstep = false;
+    return Status::ok();
+  }
   if (listed() && name == "blocks") {
     out = {.cluster_auto = false, .cluster_m = 1, .auto_tail = false, .stream_k = false, .auto_spread = false};
     return Status::ok();
@@ -117,6 +128,7 @@ struct Form {
   int spread_pieces;   // > 1: with stream_k and single blocks, every unit cut by K into as many (stream_k::spread)
   bool register_a;     // tf32 A stored k x m, read into registers
   bool c_transposed;   // the kernel computes C^T (kernel_problem)
+  bool lockstep;       // whole rounds held in step (lockstep.cuh)
 };
 
 // Whether every unit should be cut by K over more SMs (configuration "auto"), as measured
@@ -147,6 +159,7 @@ Form form_of(const RowMajorGemm& g, const Options& o, Sums sums, int k_steps, bo
   Form f;
   f.register_a = register_a;
   f.c_transposed = c_transposed;
+  f.lockstep = o.lockstep;
   f.cluster_m = ceil_div(g.m, kBM) >= 2 ? o.cluster_m : 1;  // one row of tiles: nothing to share
   const bool addressable = tma_requirements(c_transposed ? tma_c_transposed(g) : tma_c<Out>(g), "C").is_ok();
   // The stream-K tail: one K pass, clusters of 2, a C the TMA epilogue writes. By default
@@ -198,6 +211,7 @@ inline std::string describe_form(const Form& f, const stream_k::Schedule& plan, 
   if (f.c_transposed) text += "computing C^T = B^T A^T, ";
   text += f.tma_epilogue ? "TMA-store epilogue, " : f.warp_epilogue ? "warp-stored epilogue, " : "epilogue from registers, ";
   if (plan.has_tail()) text += plan.dp_units == 0 ? "K spread over every block, " : "stream-K tail, ";
+  if (!f.lockstep && plan.dp_units > plan.clusters) text += "rounds not held in step, ";
   return text + std::to_string(blocks) + " blocks)";
 }
 
@@ -335,6 +349,7 @@ struct KernelArgs {
   CUtensorMap map_a{}, map_b{}, map_c{};
   Epilogue e{};
   KSchedule schedule{};
+  Lockstep lockstep{};    // counters: nullptr where rounds run free
   int spread_pieces = 0;  // Form::spread_pieces: not passed to the kernel; launch() makes the schedule from it
 };
 
@@ -357,7 +372,7 @@ Status launch(const RowMajorGemm& g, RunContext& context, const KernelArgs& args
   }
   config.stream = static_cast<cudaStream_t>(context.stream());
   CUDA_CHECK(cudaLaunchKernelEx(&config, I::template kernel<E>, args.map_a, args.map_b, args.map_c, args.e,
-                                args.schedule, sk));
+                                args.schedule, sk, args.lockstep));
   CUDA_CHECK_LAUNCH("wgmma_ws_kernel");
   return Status::ok();
 }

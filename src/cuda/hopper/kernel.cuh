@@ -38,6 +38,7 @@
 #include "cuda/hopper/consumer.cuh"
 #include "cuda/hopper/epilogue.cuh"
 #include "cuda/hopper/fixup.cuh"
+#include "cuda/hopper/lockstep.cuh"
 #include "cuda/hopper/producer.cuh"
 #include "cuda/hopper/stream_k.hpp"
 #include "cuda/tiles/common.cuh"
@@ -58,21 +59,38 @@ struct Smem {
 // whole warp walks the ring, so that no lane waits in the final cluster barrier while lane 0
 // of its warp still works.
 // With `prefetch_c` (beta != 0, C through TMA), the work that ends a tile's K also asks for the
-// tile's C in L2, kCPrefetchLead steps before its end.
+// tile's C in L2, kCPrefetchLead steps before its end. With `lockstep.counters`, each whole
+// round after the first starts once every producer has issued the round before (lockstep.cuh).
 template <class E, bool TransA, bool TransB, int ClusterM>
 __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                         const CUtensorMap* map_c, bool prefetch_c, const Smem& s,
-                                        const KSchedule& schedule, const stream_k::Schedule& plan, int cluster,
-                                        unsigned rank, int tiles_m, int tiles_n) {
+                                        const KSchedule& schedule, const stream_k::Schedule& plan,
+                                        const Lockstep& lockstep, int cluster, unsigned rank, int tiles_m,
+                                        int tiles_n) {
   const bool issuer = threadIdx.x % 32 == 0;
   const int k_steps = schedule.k_tiles * schedule.segments;
   int stage = 0;
   std::uint32_t phase = 0;
+  const bool in_step = lockstep.counters != nullptr && issuer;
+  const int rounds = (plan.dp_units + plan.clusters - 1) / plan.clusters;  // of the fullest clusters
+  int round = 0;                                                            // whole units begun
+  bool rounds_ended = false;
+  const auto end_rounds = [&] {
+    if (in_step && !rounds_ended) lockstep_end_rounds(lockstep, round, rounds);
+    rounds_ended = true;
+  };
   stream_k::Cursor cursor(plan, cluster);
   stream_k::Work work;
   while (cursor.next(work)) {
     int tm, tn;
     cluster_tile<ClusterM>(work.unit, tiles_m, tiles_n, rank, tm, tn);
+    if (work.whole(k_steps) && !rounds_ended) {
+      if (in_step && round > 0) lockstep_round(lockstep, round, gridDim.x);
+      __syncwarp();
+      ++round;
+    } else {
+      end_rounds();  // the stream-K tail's pieces run free
+    }
     const int prefetch_at = prefetch_c && work.k_end == k_steps ? max(work.k_begin, k_steps - kCPrefetchLead) : -1;
     for (int step = work.k_begin; step < work.k_end; ++step) {
       const int segment = step / schedule.k_tiles, kt = step - segment * schedule.k_tiles;
@@ -92,6 +110,8 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
       }
     }
   }
+  end_rounds();
+  if (in_step) lockstep_leave(lockstep, gridDim.x);
 }
 
 // A consumer warpgroup: per unit of work, the K loop (each stage's MMAs issued, the previous
@@ -296,7 +316,7 @@ template <class E, bool TransA, bool TransB, int ClusterM, bool Promote = false,
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                     const __grid_constant__ CUtensorMap map_c, Epilogue e, KSchedule schedule,
-                    const __grid_constant__ StreamKArgs sk) {
+                    const __grid_constant__ StreamKArgs sk, Lockstep lockstep) {
   static_assert(ClusterM == 1 || ClusterM == 2, "clusters of one or two blocks along M");
   // (3xTF32's promoted sums and a stream-K fix-up together spilled 72-160 bytes; FP8's fit.)
   static_assert(!(StreamK && Promote && !E::kPromoted), "the stream-K tail: one K pass");
@@ -344,7 +364,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     arch::setmaxnreg_decrease<kProducerRegisters>();
     if (threadIdx.x % kWarpgroup < 32)
       produce<E, TransA, TransB, ClusterM>(&map_a, &map_b, &map_c, e.tma_store && !e.c_transposed && e.beta != 0.0f, s,
-                                           schedule, plan, cluster, rank, tiles_m, tiles_n);
+                                           schedule, plan, lockstep, cluster, rank, tiles_m, tiles_n);
   } else {
     arch::setmaxnreg_increase<kConsumerRegisters>();
     consume<E, TransA, TransB, ClusterM, Promote, StreamK>(&map_c, e, schedule, sk, s, plan, cluster, rank, tiles_m,

@@ -174,10 +174,22 @@ struct StreamKWorkspace {
 struct Workspace {
   DeviceMemory memory;     // the operand copies
   StreamKWorkspace tail;   // the stream-K tail's partials and counters
+  DeviceMemory lockstep;   // the counters that keep whole rounds in step (lockstep.cuh)
   // Room for the stream-K tail of a grid of up to `blocks`; new counters start at zero.
   Status reserve_tail(int blocks);
+  Status reserve_lockstep();  // zero when new
   Status reserve(std::size_t bytes);
 };
+
+inline constexpr std::size_t kLockstepBytes = 2 * sizeof(int);
+
+inline Status Workspace::reserve_lockstep() {
+  if (lockstep.bytes() >= kLockstepBytes) return Status::ok();
+  GEMMLAB_TRY(DeviceMemory::allocate(kLockstepBytes, lockstep));
+  CUDA_CHECK(cudaMemset(lockstep.data(), 0, kLockstepBytes));
+  CUDA_CHECK(cudaDeviceSynchronize());  // before a kernel on any stream reads them
+  return Status::ok();
+}
 
 inline Status Workspace::reserve_tail(int blocks) {
   const std::size_t partial_bytes = kPartialsPerBlock * static_cast<std::size_t>(blocks) * kTileFloats * sizeof(float);
