@@ -130,7 +130,7 @@ Status kernel_info(const GemmProblem& p, const Options& o, KernelInfo& out, cons
         const std::string promote = I::kPromote ? describe_promotion<E, Split>() : "";
         return describe_kernel(out, kernel,
                                kernel_name(name, I::kTransA, I::kTransB) +
-                                   describe_form(s.form, tail ? schedule : stream_k::Schedule{}, config.gridDim.x) +
+                                   describe_form(s.form, schedule, config.gridDim.x) +
                                    copies + promote,
                                kThreads, kSmemBytes);
       });
