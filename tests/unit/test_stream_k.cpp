@@ -172,5 +172,49 @@ TEST(StreamK, TailPaysWhereTheLastRoundLeavesEnoughIdle) {
   EXPECT_FALSE(tail_pays(100, 0, 100));
 }
 
+// Whole rounds held in step (lockstep.cuh): the wait before round r needs r counts from
+// every producer, so each producer must count rounds - 1 in all, the clusters without a
+// unit in a partial last round too (else the others would wait out the bound there), and
+// never more before it has begun the rounds those counts stand for.
+void check_lockstep_counts(const Schedule& s) {
+  SCOPED_TRACE(::testing::Message() << s.units << " units, " << s.clusters << " clusters, dp " << s.dp_units);
+  const int rounds = s.rounds();
+  for (int c = 0; c < s.clusters; ++c) {
+    Cursor cursor(s, c);
+    Work w;
+    int began = 0;
+    bool ended = false;
+    while (cursor.next(w)) {
+      if (w.unit < s.dp_units) {
+        ASSERT_FALSE(ended) << "a round-robin unit after the tail began";
+        ++began;
+      } else {
+        ended = true;
+      }
+    }
+    ASSERT_LE(began, rounds);
+    ASSERT_GE(began, rounds - 1);  // only the last round may be partial
+    const int counts = (began > 0 ? began - 1 : 0) + lockstep_counts_at_end(began, rounds);
+    EXPECT_EQ(counts, rounds > 0 ? rounds - 1 : 0) << "cluster " << c << ", " << began << " rounds begun";
+  }
+}
+
+TEST(StreamK, LockstepCountsReachEveryRoundBoundary) {
+  for (const int clusters : {1, 2, 7, 66, 128, 132})
+    for (const int units : {1, 5, 66, 67, 131, 132, 133, 263, 1024, 2048, 18432}) {
+      check_lockstep_counts(rounds_only(units, clusters, 64));
+      check_lockstep_counts(with_tail(units, clusters, 64));
+      check_lockstep_counts(spread(units, clusters, 64, 4));
+    }
+  // The persistent grid's own size: 18432 units on 132 SMs are 140 rounds of 132 clusters,
+  // the last with 84 units.
+  const Schedule s = rounds_only(18432, 132, 768);
+  EXPECT_EQ(s.rounds(), 140);
+  EXPECT_EQ(lockstep_counts_at_end(139, 140), 1);
+  EXPECT_EQ(lockstep_counts_at_end(140, 140), 0);
+  EXPECT_EQ(lockstep_counts_at_end(1, 1), 0);
+  EXPECT_EQ(lockstep_counts_at_end(0, 0), 0);
+}
+
 }  // namespace
 }  // namespace gemmlab::cuda::stream_k

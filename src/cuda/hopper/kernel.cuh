@@ -72,8 +72,8 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
   int stage = 0;
   std::uint32_t phase = 0;
   const bool in_step = lockstep.counters != nullptr && issuer;
-  const int rounds = (plan.dp_units + plan.clusters - 1) / plan.clusters;  // of the fullest clusters
-  int round = 0;                                                            // whole units begun
+  const int rounds = plan.rounds();
+  int round = 0;  // round-robin units begun
   bool rounds_ended = false;
   const auto end_rounds = [&] {
     if (in_step && !rounds_ended) lockstep_end_rounds(lockstep, round, rounds);
@@ -84,7 +84,7 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
   while (cursor.next(work)) {
     int tm, tn;
     cluster_tile<ClusterM>(work.unit, tiles_m, tiles_n, rank, tm, tn);
-    if (work.whole(k_steps) && !rounds_ended) {
+    if (work.unit < plan.dp_units) {  // a round-robin unit (they come first)
       if (in_step && round > 0) lockstep_round(lockstep, round, gridDim.x);
       __syncwarp();
       ++round;

@@ -20,6 +20,8 @@
 
 #include <cuda/atomic>
 
+#include "cuda/hopper/stream_k.hpp"
+
 namespace gemmlab::cuda::hopper {
 
 // Two counters in global memory, zero between runs: the producers' arrivals at round
@@ -49,10 +51,10 @@ __device__ __forceinline__ void lockstep_round(const Lockstep& l, int round, int
 }
 
 // One thread of a producer whose whole units end after `began` rounds, where the fullest
-// clusters have `rounds` (the last round may be partial): it counts itself at the round
-// boundaries it has no round for, so that no one waits for it there.
+// clusters have `rounds`: it counts itself at the round boundaries it has no round for
+// (stream_k::lockstep_counts_at_end), so that no one waits for it there.
 __device__ __forceinline__ void lockstep_end_rounds(const Lockstep& l, int began, int rounds) {
-  const int missing = rounds - (began > 1 ? began : 1);
+  const int missing = stream_k::lockstep_counts_at_end(began, rounds);
   if (missing > 0)
     ::cuda::atomic_ref<int, ::cuda::thread_scope_device>(l.counters[0]).fetch_add(missing, ::cuda::memory_order_relaxed);
 }

@@ -39,6 +39,8 @@ struct Schedule {
   long long tail_steps = 0;  // K steps of the other units, cut into `clusters` ranges
 
   GEMMLAB_STREAM_K_HD constexpr bool has_tail() const { return tail_steps > 0; }
+  // Rounds of whole units in the fullest clusters (the last round may be partial).
+  GEMMLAB_STREAM_K_HD constexpr int rounds() const { return (dp_units + clusters - 1) / clusters; }
   // Cluster c's range of tail steps: [begin(c), begin(c + 1)).
   GEMMLAB_STREAM_K_HD constexpr long long begin(int c) const { return c * tail_steps / clusters; }
   // The cluster whose range holds tail step g.
@@ -130,6 +132,16 @@ GEMMLAB_STREAM_K_HD constexpr int spread_pieces(int k_steps, double step_cost) {
   int p = 1;
   while (k_steps * step_cost > kFixUpSteps * p * (p + 1)) ++p;
   return p;
+}
+
+// Whole rounds held in step (lockstep.cuh): a producer counts itself once at the start of
+// each of its rounds after the first, and once its whole units end after `began` of them,
+// for every round boundary it has no round for, so that each producer counts
+// rounds - 1 in all and the grid's last boundary is reached without the clusters that
+// have no unit in the last round.
+GEMMLAB_STREAM_K_HD constexpr int lockstep_counts_at_end(int began, int rounds) {
+  const int missing = rounds - (began > 1 ? began : 1);
+  return missing > 0 ? missing : 0;
 }
 
 // One piece of a cluster's work: K steps [k_begin, k_end) of `unit`.
